@@ -1,0 +1,114 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// ReadPayload reads all of r, up to MaxPayload.
+func ReadPayload(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook payload: %w", err)
+	}
+	if len(b) > MaxPayload {
+		return nil, ErrPayloadTooLarge
+	}
+	return b, nil
+}
+
+// DecodeClaude decodes a Claude Code hook payload. Unknown fields are
+// ignored; the payload must be one JSON object with a session_id and a
+// hook_event_name.
+func DecodeClaude(payload []byte) (*Event, error) {
+	if err := checkObject(payload); err != nil {
+		return nil, err
+	}
+	p := gjson.ParseBytes(payload)
+	e := &Event{
+		Runtime:                 Claude,
+		RawName:                 p.Get("hook_event_name").String(),
+		SessionID:               p.Get("session_id").String(),
+		TranscriptPath:          p.Get("transcript_path").String(),
+		Cwd:                     p.Get("cwd").String(),
+		PermissionMode:          p.Get("permission_mode").String(),
+		Model:                   p.Get("model").String(),
+		AgentID:                 p.Get("agent_id").String(),
+		AgentType:               p.Get("agent_type").String(),
+		AgentTranscriptPath:     p.Get("agent_transcript_path").String(),
+		ToolName:                p.Get("tool_name").String(),
+		ToolUseID:               p.Get("tool_use_id").String(),
+		DurationMS:              p.Get("duration_ms").Int(),
+		Error:                   p.Get("error").String(),
+		Interrupted:             p.Get("is_interrupt").Bool(),
+		StopHookActive:          p.Get("stop_hook_active").Bool(),
+		LastAssistantMessage:    p.Get("last_assistant_message").String(),
+		HasLastAssistantMessage: p.Get("last_assistant_message").Type == gjson.String,
+	}
+	e.Name = e.RawName
+	if v := p.Get("tool_input"); v.Exists() {
+		e.ToolInput = json.RawMessage(v.Raw)
+	}
+	if v := p.Get("tool_response"); v.Exists() {
+		e.ToolResponse = json.RawMessage(v.Raw)
+	}
+	if e.RawName == "" {
+		return nil, &FieldError{Field: "hook_event_name", Reason: "missing"}
+	}
+	if e.SessionID == "" {
+		return nil, &FieldError{Field: "session_id", Reason: "missing"}
+	}
+	classifyFailure(e)
+	return e, nil
+}
+
+func checkObject(payload []byte) error {
+	trimmed := bytes.TrimSpace(payload)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return errNotObject
+	}
+	return nil
+}
+
+var exitCodeLine = regexp.MustCompile(`^(?:Error: )?Exit code (\d+)`)
+
+// classifyFailure marks an event failed from whatever evidence its runtime
+// gives: the failure event itself, an is_error flag, an explicit exit
+// code, an interrupted flag, or a string result of the form
+// "Error: Exit code N" (how Claude Code reports a failed Bash call).
+func classifyFailure(e *Event) {
+	if e.Name == PostToolUseFailure {
+		e.Failed = true
+	}
+	r := gjson.ParseBytes(e.ToolResponse)
+	if r.Get("is_error").Bool() || r.Get("interrupted").Bool() {
+		e.Failed = true
+	}
+	if r.Get("interrupted").Bool() {
+		e.Interrupted = true
+	}
+	for _, k := range []string{"exit_code", "exitCode", "returncode"} {
+		if v := r.Get(k); v.Type == gjson.Number {
+			code := int(v.Int())
+			e.ExitCode = &code
+		}
+	}
+	if r.Type == gjson.String {
+		if m := exitCodeLine.FindStringSubmatch(r.String()); m != nil {
+			code, _ := strconv.Atoi(m[1])
+			e.ExitCode = &code
+		}
+	}
+	if e.ExitCode != nil && *e.ExitCode != 0 {
+		e.Failed = true
+	}
+	if e.Interrupted {
+		e.Failed = true
+	}
+}
