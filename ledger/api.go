@@ -5,7 +5,7 @@
 package ledger
 
 import (
-	"errors"
+	"time"
 
 	"github.com/docket/docket/internal/home"
 )
@@ -16,6 +16,11 @@ import (
 type Ledger struct {
 	home home.Home
 	keys *Keys
+	now  func() time.Time
+
+	// testingOnlyBeforeWrite, when set, runs under the lock just before
+	// an entry line is written.
+	testingOnlyBeforeWrite func(line []byte)
 }
 
 // Open loads the keys under h. It fails with ErrNoKey (wrapped) when
@@ -25,28 +30,11 @@ func Open(h home.Home) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Ledger{home: h, keys: keys}, nil
+	return &Ledger{home: h, keys: keys, now: time.Now}, nil
 }
 
 // Home returns the state root the ledger lives under.
 func (l *Ledger) Home() home.Home { return l.home }
 
-// Append writes one entry for r to the session's ledger and returns it.
-// It seals a torn tail left by a crash before appending. On error nothing
-// is appended.
-func (l *Ledger) Append(session string, r Record) (*Entry, error) {
-	return nil, errors.New("not built yet")
-}
-
-// ReadVerified reads the session's ledger and verifies chain, MACs, head
-// and artifacts. It returns the entries only when all of it verifies;
-// otherwise the error is a *VerifyError naming the first bad entry.
-// A session with no ledger yields no entries and no error.
-func (l *Ledger) ReadVerified(session string) ([]*Entry, error) {
-	return nil, errors.New("not built yet")
-}
-
-// OpenArtifact opens the named artifact of e for reading.
-func (l *Ledger) OpenArtifact(e *Entry, name string) (ReadSeekCloser, error) {
-	return nil, errors.New("not built yet")
-}
+// Keys returns the loaded keys.
+func (l *Ledger) Keys() *Keys { return l.keys }

@@ -1,7 +1,18 @@
 package ledger
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/docket/docket/internal/home"
 )
@@ -9,9 +20,202 @@ import (
 // ErrNoKey means the state root has no keys: run `docket init`.
 var ErrNoKey = errors.New("no ledger keys: run 'docket init'")
 
-// Keys are the secrets the hooks use: the HMAC key that signs entries and
-// the Ed25519 key that signs heads and checkpoints.
-type Keys struct{}
+// CheckpointKeyName is the signed-note key name of checkpoint signatures.
+const CheckpointKeyName = "docket-checkpoint"
 
-// LoadKeys reads the keys under h.
-func LoadKeys(h home.Home) (*Keys, error) { return nil, ErrNoKey }
+// Keys are the secrets the hooks use: the HMAC key that MACs entries and
+// the Ed25519 key that signs heads and checkpoints.
+type Keys struct {
+	hmacKey []byte
+	hmacID  string
+	retired map[string][]byte // key id -> retired HMAC key, for verification
+	signer  note.Signer
+	vkey    string
+}
+
+// HMACKeyID returns the id of the current HMAC key.
+func (k *Keys) HMACKeyID() string { return k.hmacID }
+
+// VerifierKey returns the checkpoint verifier key (public).
+func (k *Keys) VerifierKey() string { return k.vkey }
+
+// hmacKeyFor returns the HMAC key with the given id, current or retired.
+func (k *Keys) hmacKeyFor(id string) ([]byte, bool) {
+	if id == k.hmacID {
+		return k.hmacKey, true
+	}
+	key, ok := k.retired[id]
+	return key, ok
+}
+
+// KeyID names an HMAC key without revealing it: "hk1-" and the first 16
+// hex digits of SHA-256("docket-hmac-key-id\n" || key).
+func KeyID(key []byte) string {
+	sum := sha256.Sum256(append([]byte("docket-hmac-key-id\n"), key...))
+	return "hk1-" + hex.EncodeToString(sum[:8])
+}
+
+// InitResult says what Init created.
+type InitResult struct {
+	Created     []string // paths created by this call
+	VerifierKey string
+}
+
+// Init creates the state root's keys if they are missing. Existing keys are
+// never overwritten: a second Init is a no-op. Secret files are created
+// with O_EXCL and mode 0400.
+func Init(h home.Home) (*InitResult, error) {
+	res := &InitResult{}
+	if err := os.MkdirAll(h.KeysDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("create keys dir: %w", err)
+	}
+	for _, d := range []string{h.LedgerDir(), h.ArtifactsDir(), h.RunDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("create state dir: %w", err)
+		}
+	}
+	if _, err := os.Stat(h.HMACKeyPath()); errors.Is(err, fs.ErrNotExist) {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("generate hmac key: %w", err)
+		}
+		if err := createSecret(h.HMACKeyPath(), []byte(hex.EncodeToString(key)+"\n")); err != nil {
+			return nil, err
+		}
+		res.Created = append(res.Created, h.HMACKeyPath())
+	}
+	if _, err := os.Stat(h.CheckpointKeyPath()); errors.Is(err, fs.ErrNotExist) {
+		skey, vkey, err := note.GenerateKey(rand.Reader, CheckpointKeyName)
+		if err != nil {
+			return nil, fmt.Errorf("generate checkpoint key: %w", err)
+		}
+		if err := createSecret(h.CheckpointKeyPath(), []byte(skey+"\n")); err != nil {
+			return nil, err
+		}
+		res.Created = append(res.Created, h.CheckpointKeyPath())
+		// The verifier key is derived from the signing key: rewrite it so a
+		// stale vkey never outlives its key.
+		if err := home.WriteFileAtomic(h.VerifierKeyPath(), []byte(vkey+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("write verifier key: %w", err)
+		}
+		res.Created = append(res.Created, h.VerifierKeyPath())
+	}
+	keys, err := LoadKeys(h)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(h.VerifierKeyPath()); errors.Is(err, fs.ErrNotExist) {
+		if err := home.WriteFileAtomic(h.VerifierKeyPath(), []byte(keys.vkey+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("write verifier key: %w", err)
+		}
+		res.Created = append(res.Created, h.VerifierKeyPath())
+	}
+	res.VerifierKey = keys.vkey
+	return res, nil
+}
+
+func createSecret(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Base(path), err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("sync %s: %w", filepath.Base(path), err)
+	}
+	return f.Close()
+}
+
+// LoadKeys reads the keys under h. Retired HMAC keys, kept as
+// keys/hmac-<id>.key, are loaded for verification only.
+func LoadKeys(h home.Home) (*Keys, error) {
+	raw, err := os.ReadFile(h.HMACKeyPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (missing %s)", ErrNoKey, h.HMACKeyPath())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read hmac key: %w", err)
+	}
+	key, err := parseHMACKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read hmac key %s: %w", h.HMACKeyPath(), err)
+	}
+	k := &Keys{hmacKey: key, hmacID: KeyID(key), retired: map[string][]byte{}}
+	retired, _ := filepath.Glob(filepath.Join(h.KeysDir(), "hmac-*.key"))
+	for _, p := range retired {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read retired hmac key: %w", err)
+		}
+		old, err := parseHMACKey(raw)
+		if err != nil {
+			return nil, fmt.Errorf("read retired hmac key %s: %w", p, err)
+		}
+		k.retired[KeyID(old)] = old
+	}
+	skey, err := os.ReadFile(h.CheckpointKeyPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (missing %s)", ErrNoKey, h.CheckpointKeyPath())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint key: %w", err)
+	}
+	k.signer, err = note.NewSigner(strings.TrimSpace(string(skey)))
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint key: malformed signing key")
+	}
+	k.vkey, err = verifierFromSigner(strings.TrimSpace(string(skey)))
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func parseHMACKey(raw []byte) ([]byte, error) {
+	key, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil || len(key) < 32 {
+		return nil, errors.New("malformed key: want at least 64 hex digits")
+	}
+	return key, nil
+}
+
+// verifierFromSigner derives the vkey of a signed-note Ed25519 signing
+// key ("PRIVATE+KEY+<name>+<hash>+<base64(alg || seed)>").
+func verifierFromSigner(skey string) (string, error) {
+	s, err := note.NewSigner(skey)
+	if err != nil {
+		return "", errors.New("malformed checkpoint signing key")
+	}
+	msg := []byte("docket vkey derivation\n")
+	sig, err := s.Sign(msg)
+	if err != nil {
+		return "", err
+	}
+	pub, err := ed25519PublicFromSigner(skey)
+	if err != nil {
+		return "", err
+	}
+	vkey, err := note.NewEd25519VerifierKey(s.Name(), pub)
+	if err != nil {
+		return "", err
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil || !v.Verify(msg, sig) {
+		return "", errors.New("checkpoint signing key does not match its public half")
+	}
+	return vkey, nil
+}
+
+// mac computes the entry MAC: HMAC-SHA256 over a domain-separated encoding
+// binding session, seq and the entry hash.
+func mac(key []byte, session string, seq uint64, hash string) string {
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "docket-ledger-mac-v1\n%s\n%d\n%s", session, seq, hash)
+	return hex.EncodeToString(m.Sum(nil))
+}

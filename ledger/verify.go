@@ -1,8 +1,22 @@
 package ledger
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/docket/docket/internal/home"
 )
 
 // ReadSeekCloser is an opened artifact.
@@ -11,12 +25,15 @@ type ReadSeekCloser interface {
 	io.Closer
 }
 
+// ErrNoLedger means the session has no ledger file.
+var ErrNoLedger = errors.New("no ledger for session")
+
 // VerifyError names the first entry that failed verification and why.
 type VerifyError struct {
-	Session string
-	Seq     int64 // -1 when the failure is not about one entry (head, file)
-	Reason  string
-	Err     error
+	Session string `json:"session"`
+	Seq     int64  `json:"seq"` // -1 when the failure is not about one entry
+	Reason  string `json:"reason"`
+	Err     error  `json:"-"`
 }
 
 func (e *VerifyError) Error() string {
@@ -27,3 +44,321 @@ func (e *VerifyError) Error() string {
 }
 
 func (e *VerifyError) Unwrap() error { return e.Err }
+
+// VerifyOptions says what Verify can check.
+type VerifyOptions struct {
+	// VerifierKey is the checkpoint verifier key. Required: heads and
+	// checkpoints are checked with it.
+	VerifierKey string
+	// Keys, when set, lets Verify check entry MACs. An auditor without the
+	// HMAC key leaves it nil and the report says MACs were not checked.
+	Keys *Keys
+	// Checkpoint, when set, is a signed checkpoint an auditor kept; the
+	// ledger must extend it.
+	Checkpoint []byte
+	// SkipArtifacts skips artifact digests.
+	SkipArtifacts bool
+	// Progress, when set, receives a progress line about once a second.
+	Progress io.Writer
+	// OnEntry, when set, is called for each entry that verified so far.
+	// Entries are only known good once Verify reports OK.
+	OnEntry func(*Entry)
+}
+
+// Report is the result of verifying one session.
+type Report struct {
+	Session       string       `json:"session"`
+	OK            bool         `json:"ok"`
+	Entries       int64        `json:"entries"`
+	LedgerBytes   int64        `json:"ledger_bytes"`
+	Artifacts     int64        `json:"artifact_sets"`
+	ArtifactBytes int64        `json:"artifact_bytes"`
+	Root          string       `json:"root,omitempty"`
+	Checked       []string     `json:"checked"`
+	NotChecked    []string     `json:"not_checked,omitempty"`
+	Failure       *VerifyError `json:"failure,omitempty"`
+}
+
+// Verify checks one session's ledger under h: every entry's encoding,
+// seq, session, chain and hash, MACs when opts.Keys is set, artifact
+// digests, the signed head, and opts.Checkpoint. A tampered or
+// inconsistent ledger yields a Report with OK false and a Failure; the
+// error is for ledgers that could not be read at all.
+func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
+	if !home.ValidSessionID(session) {
+		return nil, fmt.Errorf("verify: %w %q", ErrBadSession, session)
+	}
+	if strings.TrimSpace(opts.VerifierKey) == "" {
+		return nil, errors.New("verify: no checkpoint verifier key")
+	}
+	sf := filesFor(h, session)
+	f, err := os.Open(sf.ledger)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("verify %s: %w", session, ErrNoLedger)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", session, err)
+	}
+	defer f.Close()
+	v := &verifier{h: h, sf: sf, opts: opts, rep: &Report{Session: session}, last: zeroHash, lastTick: time.Now()}
+	v.rep.Checked = []string{"encoding", "seq", "session", "chain", "hash"}
+	if opts.Keys != nil {
+		v.rep.Checked = append(v.rep.Checked, "hmac")
+	} else {
+		v.rep.NotChecked = append(v.rep.NotChecked, "hmac (no HMAC key on this machine)")
+	}
+	if opts.SkipArtifacts {
+		v.rep.NotChecked = append(v.rep.NotChecked, "artifacts (skipped)")
+	} else {
+		v.rep.Checked = append(v.rep.Checked, "artifacts")
+	}
+	v.rep.Checked = append(v.rep.Checked, "head")
+	if opts.Checkpoint != nil {
+		v.rep.Checked = append(v.rep.Checked, "checkpoint")
+	}
+	err = scanLines(f, v.line)
+	var fail *VerifyError
+	switch {
+	case errors.As(err, &fail):
+		v.rep.Failure = fail
+		return v.rep, nil
+	case errors.Is(err, errLineTooLong):
+		v.rep.Failure = v.fail(v.tree.n, "line exceeds 1 MiB", ErrTampered)
+		return v.rep, nil
+	case err != nil:
+		return nil, fmt.Errorf("verify %s: %w", session, err)
+	}
+	if root, err := treeRoot(&v.tree, v.tree.n); err == nil {
+		v.rep.Root = base64.StdEncoding.EncodeToString(root[:])
+	}
+	if fail := v.head(); fail != nil {
+		v.rep.Failure = fail
+		return v.rep, nil
+	}
+	if opts.Checkpoint != nil {
+		if fail := v.checkpoint(opts.Checkpoint); fail != nil {
+			v.rep.Failure = fail
+			return v.rep, nil
+		}
+	}
+	v.rep.OK = true
+	return v.rep, nil
+}
+
+type verifier struct {
+	h        home.Home
+	sf       sessionFiles
+	opts     VerifyOptions
+	rep      *Report
+	tree     memTree
+	last     string
+	lastTick time.Time
+}
+
+func (v *verifier) fail(seq int64, reason string, err error) *VerifyError {
+	return &VerifyError{Session: v.rep.Session, Seq: seq, Reason: reason, Err: err}
+}
+
+func (v *verifier) line(line []byte, complete bool) error {
+	seq := v.tree.n
+	if !complete {
+		return v.fail(seq, "torn tail: the final line has no newline (a crash mid-write; the next append seals it)", ErrTampered)
+	}
+	e, err := ParseEntry(line)
+	if err != nil {
+		return v.fail(seq, "malformed entry: "+err.Error(), ErrTampered)
+	}
+	switch {
+	case e.V != Version:
+		return v.fail(seq, fmt.Sprintf("unsupported entry version %d", e.V), ErrTampered)
+	case e.Session != v.rep.Session:
+		return v.fail(seq, fmt.Sprintf("wrong session: entry belongs to session %q", e.Session), ErrTampered)
+	case e.Seq < uint64(seq):
+		return v.fail(seq, fmt.Sprintf("seq duplicate or out of order: found seq %d", e.Seq), ErrTampered)
+	case e.Seq > uint64(seq):
+		return v.fail(seq, fmt.Sprintf("seq gap: found seq %d", e.Seq), ErrTampered)
+	case e.Prev != v.last:
+		return v.fail(seq, "chain broken: prev is not the previous entry's hash", ErrTampered)
+	}
+	if h, err := entryHash(e); err != nil || h != e.Hash {
+		return v.fail(seq, "hash mismatch: the entry was edited", ErrTampered)
+	}
+	if v.opts.Keys != nil {
+		key, ok := v.opts.Keys.hmacKeyFor(e.KeyID)
+		if !ok {
+			return v.fail(seq, fmt.Sprintf("unknown HMAC key id %q", e.KeyID), ErrTampered)
+		}
+		if mac(key, e.Session, e.Seq, e.Hash) != e.MAC {
+			return v.fail(seq, "HMAC mismatch: the entry was not written with this ledger's key", ErrTampered)
+		}
+	}
+	if e.Manifest != "" && !v.opts.SkipArtifacts {
+		m, dir, err := readManifest(v.sf.artifacts, e.Manifest)
+		if err != nil {
+			return v.fail(seq, err.Error(), ErrTampered)
+		}
+		n, err := checkArtifacts(m, dir)
+		v.rep.ArtifactBytes += n
+		if err != nil {
+			return v.fail(seq, err.Error(), ErrTampered)
+		}
+		v.rep.Artifacts++
+	}
+	if err := v.tree.add(line); err != nil {
+		return err
+	}
+	v.last = e.Hash
+	v.rep.Entries++
+	v.rep.LedgerBytes += int64(len(line)) + 1
+	if v.opts.OnEntry != nil {
+		v.opts.OnEntry(e)
+	}
+	if v.opts.Progress != nil && time.Since(v.lastTick) > time.Second {
+		v.lastTick = time.Now()
+		fmt.Fprintf(v.opts.Progress, "docket: verify %s: %d entries, %d MiB of artifacts\n",
+			v.rep.Session, v.rep.Entries, v.rep.ArtifactBytes>>20)
+	}
+	return nil
+}
+
+func (v *verifier) head() *VerifyError {
+	hb, err := os.ReadFile(v.sf.head)
+	if errors.Is(err, fs.ErrNotExist) {
+		return v.fail(-1, "head missing: the signed head beside the ledger is gone (truncation or rollback)", ErrTampered)
+	}
+	if err != nil {
+		return v.fail(-1, "head unreadable: "+err.Error(), err)
+	}
+	c, err := OpenCheckpoint(hb, v.opts.VerifierKey)
+	if err != nil {
+		return v.fail(-1, "head signature invalid: "+err.Error(), ErrTampered)
+	}
+	n := v.tree.n
+	switch {
+	case c.Origin != Origin(v.rep.Session):
+		return v.fail(-1, fmt.Sprintf("head is for another ledger (%q)", c.Origin), ErrTampered)
+	case c.Size < n:
+		return v.fail(c.Size, fmt.Sprintf("head behind: it covers %d entries, the ledger has %d (a crash before the head was written, or a rolled-back head)", c.Size, n), ErrTampered)
+	case c.Size > n:
+		return v.fail(n, fmt.Sprintf("ledger truncated: the signed head covers %d entries, the ledger has %d", c.Size, n), ErrTruncated)
+	}
+	root, err := treeRoot(&v.tree, n)
+	if err != nil {
+		return v.fail(-1, err.Error(), err)
+	}
+	if root != c.Root {
+		return v.fail(-1, "head root mismatch: entries differ from what the head signed", ErrTampered)
+	}
+	if c.End != v.rep.LedgerBytes {
+		return v.fail(-1, fmt.Sprintf("head end offset %d does not match the ledger's %d bytes", c.End, v.rep.LedgerBytes), ErrTampered)
+	}
+	return nil
+}
+
+func (v *verifier) checkpoint(msg []byte) *VerifyError {
+	c, err := OpenCheckpoint(msg, v.opts.VerifierKey)
+	if err != nil {
+		return v.fail(-1, "checkpoint signature invalid: "+err.Error(), ErrTampered)
+	}
+	n := v.tree.n
+	switch {
+	case c.Origin != Origin(v.rep.Session):
+		return v.fail(-1, fmt.Sprintf("checkpoint is for another ledger (%q)", c.Origin), ErrTampered)
+	case c.Size > n:
+		return v.fail(n, fmt.Sprintf("checkpoint inconsistent: ledger truncated below the checkpoint (%d entries, checkpoint has %d)", n, c.Size), ErrTruncated)
+	case c.Size == 0:
+		return nil
+	}
+	th, err := treeRoot(&v.tree, n)
+	if err != nil {
+		return v.fail(-1, err.Error(), err)
+	}
+	proof, err := tlog.ProveTree(n, c.Size, &v.tree)
+	if err != nil {
+		return v.fail(-1, err.Error(), err)
+	}
+	if err := tlog.CheckTree(proof, n, th, c.Size, c.Root); err != nil {
+		return v.fail(-1, fmt.Sprintf("checkpoint inconsistent: the first %d entries were rewritten since the checkpoint", c.Size), ErrTampered)
+	}
+	return nil
+}
+
+// ReadVerified reads the session's ledger and verifies chain, MACs,
+// artifacts and head. It returns the entries only when all of it
+// verifies; otherwise the error is a *VerifyError naming the first bad
+// entry. A session with no ledger yields no entries and no error.
+func (l *Ledger) ReadVerified(session string) ([]*Entry, error) {
+	var entries []*Entry
+	rep, err := Verify(l.home, session, VerifyOptions{
+		VerifierKey: l.keys.vkey,
+		Keys:        l.keys,
+		OnEntry:     func(e *Entry) { entries = append(entries, e) },
+	})
+	if errors.Is(err, ErrNoLedger) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !rep.OK {
+		return nil, rep.Failure
+	}
+	return entries, nil
+}
+
+// OpenArtifact opens the named artifact of e after checking the
+// manifest's and the file's digests.
+func (l *Ledger) OpenArtifact(e *Entry, name string) (ReadSeekCloser, error) {
+	return OpenArtifact(l.home, e, name)
+}
+
+// OpenArtifact opens the named artifact of e under h after checking the
+// manifest's and the file's digests. A missing artifact is fs.ErrNotExist.
+func OpenArtifact(h home.Home, e *Entry, name string) (ReadSeekCloser, error) {
+	if e.Manifest == "" {
+		return nil, fmt.Errorf("artifact %s: %w", name, fs.ErrNotExist)
+	}
+	m, dir, err := readManifest(h.SessionArtifactsDir(e.Session), e.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", name, err)
+	}
+	for _, mf := range m.Files {
+		if mf.Name != name {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("artifact %s: %w", name, err)
+		}
+		hsh := sha256.New()
+		if n, err := io.Copy(hsh, f); err != nil || n != mf.Size || hex.EncodeToString(hsh.Sum(nil)) != mf.SHA256 {
+			f.Close()
+			return nil, fmt.Errorf("artifact %s: %w: digest mismatch", name, ErrTampered)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("artifact %s: %w", name, fs.ErrNotExist)
+}
+
+// Sessions lists the sessions with a ledger file under h, sorted.
+func Sessions(h home.Home) ([]string, error) {
+	ents, err := os.ReadDir(h.LedgerDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list ledgers: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if s, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && !e.IsDir() && home.ValidSessionID(s) {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

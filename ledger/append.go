@@ -1,0 +1,366 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/docket/docket/internal/canonjson"
+	"github.com/docket/docket/internal/home"
+)
+
+// LockTimeout bounds how long an append waits for the session lock. A hook
+// must finish well inside its own timeout.
+const LockTimeout = 3 * time.Second
+
+var (
+	// ErrTampered marks security failures: a bad signature, MAC or chain.
+	ErrTampered = errors.New("ledger tampered")
+	// ErrTruncated means the ledger file is shorter than its signed head.
+	ErrTruncated = errors.New("ledger shorter than its signed head")
+	// ErrBadSession is returned for a session id that cannot name a file.
+	ErrBadSession = errors.New("invalid session id")
+
+	errLockTimeout = errors.New("timed out waiting for the ledger lock")
+)
+
+// paths of one session's files.
+type sessionFiles struct {
+	ledger, head, tree, lock, artifacts string
+}
+
+func filesFor(h home.Home, session string) sessionFiles {
+	base := strings.TrimSuffix(h.LedgerPath(session), ".jsonl")
+	return sessionFiles{
+		ledger:    base + ".jsonl",
+		head:      base + ".head",
+		tree:      base + ".tree",
+		lock:      base + ".lock",
+		artifacts: h.SessionArtifactsDir(session),
+	}
+}
+
+// Append writes one entry for r to the session's ledger and returns it.
+// A torn tail left by a crash is sealed first: its bytes are kept as an
+// artifact of a seal entry, and nothing before it is touched. On error
+// nothing is appended.
+func (l *Ledger) Append(session string, r Record) (*Entry, error) {
+	if !home.ValidSessionID(session) {
+		return nil, fmt.Errorf("append: %w %q", ErrBadSession, session)
+	}
+	e := &Entry{
+		V: Version, Session: session, Kind: r.Kind, Runtime: r.Runtime, Event: r.Event,
+		Tool: r.Tool, ToolUseID: r.ToolUseID, AgentID: r.AgentID,
+	}
+	if e.Kind == "" {
+		return nil, errors.New("append: record has no kind")
+	}
+	if r.Args != nil {
+		d, err := canonjson.Digest(r.Args)
+		if err != nil {
+			return nil, fmt.Errorf("append: arguments: %w", err)
+		}
+		e.Args = d
+	}
+	if r.Body != nil {
+		b, err := canonjson.Marshal(r.Body)
+		if err != nil {
+			return nil, fmt.Errorf("append: body: %w", err)
+		}
+		if len(b) == 0 || b[0] != '{' {
+			return nil, errors.New("append: body must be a JSON object")
+		}
+		e.Body = b
+	}
+	sf := filesFor(l.home, session)
+	m, err := storeArtifacts(sf.artifacts, r.Artifacts)
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	e.Manifest = m
+
+	if err := os.MkdirAll(l.home.LedgerDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	unlock, err := lockFile(sf.lock, LockTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	defer unlock()
+
+	w, err := l.openWriter(sf, session)
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	defer w.close()
+	if err := w.recover(); err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	if err := w.write(e); err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	return e, nil
+}
+
+// lockFile takes the exclusive lock, giving up after timeout. The blocked
+// goroutine is abandoned on timeout; the process is about to fail anyway
+// and the kernel drops the lock with the file descriptor.
+func lockFile(path string, timeout time.Duration) (func(), error) {
+	fl := flock.New(path, flock.SetPermissions(0o600))
+	done := make(chan error, 1)
+	go func() { done <- fl.Lock() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, fmt.Errorf("lock ledger: %w", err)
+		}
+		return func() { fl.Unlock() }, nil
+	case <-time.After(timeout):
+		return nil, errLockTimeout
+	}
+}
+
+// writer is one locked append session on a ledger file.
+type writer struct {
+	l       *Ledger
+	sf      sessionFiles
+	session string
+	f       *os.File
+	tree    fileTree
+	n       int64
+	end     int64
+	last    string
+	size    int64 // current file size
+}
+
+func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
+	f, err := os.OpenFile(sf.ledger, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := os.OpenFile(sf.tree, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w := &writer{l: l, sf: sf, session: session, f: f, tree: fileTree{tf}, last: zeroHash}
+	st, err := f.Stat()
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	w.size = st.Size()
+	return w, nil
+}
+
+func (w *writer) close() {
+	w.f.Close()
+	w.tree.f.Close()
+}
+
+// recover brings the writer to the ledger's true end: it reads the signed
+// head, adopts complete valid entries written after it (a crash between
+// the line's fsync and the head's rename), and seals whatever remains.
+func (w *writer) recover() error {
+	hb, err := os.ReadFile(w.sf.head)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// No head: a new ledger, or one that crashed before its first head.
+	case err != nil:
+		return fmt.Errorf("read ledger head: %w", err)
+	default:
+		c, err := OpenCheckpoint(hb, w.l.keys.vkey)
+		if err != nil {
+			return fmt.Errorf("%w: head: %v", ErrTampered, err)
+		}
+		if c.Origin != Origin(w.session) || c.End < 0 || (c.Size > 0 && c.Last == "") {
+			return fmt.Errorf("%w: head does not describe this ledger", ErrTampered)
+		}
+		if w.size < c.End {
+			return fmt.Errorf("%w (head covers %d bytes, file has %d); run 'docket verify --session %s'", ErrTruncated, c.End, w.size, w.session)
+		}
+		w.n, w.end = c.Size, c.End
+		if c.Last != "" {
+			w.last = c.Last
+		}
+		if !w.tree.consistent(c.Size, c.Root) {
+			if err := w.rebuildTree(c); err != nil {
+				return err
+			}
+		}
+	}
+	if w.size == w.end {
+		return nil
+	}
+	if err := w.tree.f.Truncate(tlogStoredBytes(w.n)); err != nil {
+		return fmt.Errorf("trim tree hashes: %w", err)
+	}
+	tail := io.NewSectionReader(w.f, w.end, w.size-w.end)
+	adopted, err := w.adopt(tail)
+	if err != nil {
+		return err
+	}
+	if adopted > 0 {
+		if err := w.writeHead(); err != nil {
+			return err
+		}
+	}
+	if w.end < w.size {
+		return w.seal()
+	}
+	return nil
+}
+
+// adopt appends to the tree every complete, valid entry at the tail, in
+// order, stopping at the first that is not.
+func (w *writer) adopt(tail *io.SectionReader) (int, error) {
+	data, err := io.ReadAll(io.LimitReader(tail, 64<<20))
+	if err != nil {
+		return 0, fmt.Errorf("read ledger tail: %w", err)
+	}
+	adopted := 0
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return adopted, nil
+		}
+		line := data[:i]
+		e, err := ParseEntry(line)
+		if err != nil || w.checkNext(e) != nil {
+			return adopted, nil
+		}
+		if _, err := w.tree.add(w.n, line); err != nil {
+			return adopted, err
+		}
+		w.n++
+		w.end += int64(i) + 1
+		w.last = e.Hash
+		data = data[i+1:]
+		adopted++
+	}
+}
+
+// checkNext verifies that e is the valid next entry of this ledger.
+func (w *writer) checkNext(e *Entry) error {
+	if e.Session != w.session || e.Seq != uint64(w.n) || e.Prev != w.last {
+		return ErrTampered
+	}
+	h, err := entryHash(e)
+	if err != nil || h != e.Hash {
+		return ErrTampered
+	}
+	key, ok := w.l.keys.hmacKeyFor(e.KeyID)
+	if !ok || mac(key, e.Session, e.Seq, e.Hash) != e.MAC {
+		return ErrTampered
+	}
+	return nil
+}
+
+// seal moves the bytes after the last valid entry into an artifact and
+// records a seal entry in their place.
+func (w *writer) seal() error {
+	length := w.size - w.end
+	torn := io.NewSectionReader(w.f, w.end, length)
+	h := sha256.New()
+	if _, err := io.Copy(h, torn); err != nil {
+		return fmt.Errorf("seal torn tail: %w", err)
+	}
+	if _, err := torn.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("seal torn tail: %w", err)
+	}
+	m, err := storeArtifacts(w.sf.artifacts, []Artifact{{Name: "torn", Data: torn}})
+	if err != nil {
+		return fmt.Errorf("seal torn tail: %w", err)
+	}
+	if err := w.f.Truncate(w.end); err != nil {
+		return fmt.Errorf("seal torn tail: %w", err)
+	}
+	w.size = w.end
+	e := &Entry{
+		V: Version, Session: w.session, Kind: KindSeal, Runtime: "docket", Manifest: m,
+		Body: []byte(fmt.Sprintf(`{"length":%d,"offset":%d,"reason":"torn or invalid tail","sha256":"%s"}`,
+			length, w.end, hex.EncodeToString(h.Sum(nil)))),
+	}
+	return w.write(e)
+}
+
+// write appends e as the next entry: line, fsync, tree, signed head.
+func (w *writer) write(e *Entry) error {
+	e.Seq = uint64(w.n)
+	e.Prev = w.last
+	e.KeyID = w.l.keys.hmacID
+	e.Time = w.l.now().UTC().Format(time.RFC3339Nano)
+	e.Hash, e.MAC = "", ""
+	h, err := entryHash(e)
+	if err != nil {
+		return err
+	}
+	e.Hash = h
+	e.MAC = mac(w.l.keys.hmacKey, e.Session, e.Seq, e.Hash)
+	line, err := encodeEntry(e)
+	if err != nil {
+		return err
+	}
+	if w.l.testingOnlyBeforeWrite != nil {
+		w.l.testingOnlyBeforeWrite(line)
+	}
+	if _, err := w.f.WriteAt(append(line, '\n'), w.end); err != nil {
+		w.f.Truncate(w.end)
+		return fmt.Errorf("write entry: %w", err)
+	}
+	if err := w.f.Sync(); err != nil {
+		w.f.Truncate(w.end)
+		return fmt.Errorf("sync ledger: %w", err)
+	}
+	if _, err := w.tree.add(w.n, line); err != nil {
+		return err
+	}
+	w.n++
+	w.end += int64(len(line)) + 1
+	w.size = w.end
+	w.last = e.Hash
+	return w.writeHead()
+}
+
+func (w *writer) writeHead() error {
+	root, err := treeRoot(w.tree, w.n)
+	if err != nil {
+		return err
+	}
+	c := &Checkpoint{Origin: Origin(w.session), Size: w.n, Root: root, End: w.end, Last: w.last}
+	msg, err := signCheckpoint(c, w.l.keys.signer)
+	if err != nil {
+		return err
+	}
+	if err := home.WriteFileAtomic(w.sf.head, msg, 0o600); err != nil {
+		return fmt.Errorf("write ledger head: %w", err)
+	}
+	return nil
+}
+
+// rebuildTree recomputes the stored hashes of the first c.Size entries.
+func (w *writer) rebuildTree(c *Checkpoint) error {
+	var m memTree
+	err := scanLines(io.NewSectionReader(w.f, 0, c.End), func(line []byte, _ bool) error {
+		if m.n < c.Size {
+			return m.add(line)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild tree: %w", err)
+	}
+	if root, err := m.root(c.Size); err != nil || root != c.Root {
+		return fmt.Errorf("%w: entries do not match the signed head", ErrTampered)
+	}
+	return w.tree.rebuild(&m)
+}
