@@ -87,7 +87,7 @@ func Names() []string {
 	ents, _ := defaults.ReadDir("defaults")
 	var names []string
 	for _, e := range ents {
-		if !e.IsDir() {
+		if !e.IsDir() && e.Name() != "README.md" {
 			names = append(names, e.Name())
 		}
 	}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/ledger"
+)
+
+const verifyUsage = `usage: docket verify [--session S | --all] [--checkpoint FILE] [--vkey FILE] [--dir DIR] [--json]
+       docket verify --proof FILE [--vkey FILE]
+
+Verifies ledgers: each entry's encoding, seq, session, hash chain and HMAC,
+every artifact's digest, the signed head, and (with --checkpoint) that the
+ledger extends a checkpoint kept earlier. Works on a copied state root on
+another machine (--dir or $DOCKET_HOME): without the HMAC key it checks
+everything else with the public verifier key and says what it could not
+check. --proof checks an inclusion proof from 'docket prove' offline.
+
+Flags:
+  --session S        verify one session (default: all sessions)
+  --all              verify every session
+  --checkpoint FILE  a signed checkpoint ('docket checkpoint') the ledger must extend
+  --vkey FILE        checkpoint verifier key (default: keys/checkpoint.vkey)
+  --dir DIR          state root to verify (default: $DOCKET_HOME)
+  --no-artifacts     skip artifact digests
+  --json             print a JSON report
+
+Exit codes: 0 intact, 1 tampered or inconsistent (the first bad entry and
+why), 2 could not run.
+`
+
+func init() {
+	commands["verify"] = command{summary: "verify ledgers, checkpoints and proofs offline", run: runVerify}
+}
+
+type verifyFlags struct {
+	session, checkpoint, vkey, dir, proof string
+	all, asJSON, noArtifacts              bool
+}
+
+func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	var f verifyFlags
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, verifyUsage) }
+	fs.StringVar(&f.session, "session", "", "")
+	fs.BoolVar(&f.all, "all", false, "")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "")
+	fs.StringVar(&f.vkey, "vkey", "", "")
+	fs.StringVar(&f.dir, "dir", "", "")
+	fs.StringVar(&f.proof, "proof", "", "")
+	fs.BoolVar(&f.asJSON, "json", false, "")
+	fs.BoolVar(&f.noArtifacts, "no-artifacts", false, "")
+	if err := fs.Parse(args); err != nil {
+		return exitCode(2, nil)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError("verify takes no arguments", "name a session with --session S")
+	case f.session != "" && f.all:
+		return usageError("--session and --all are mutually exclusive", "")
+	case f.checkpoint != "" && f.session == "":
+		return usageError("--checkpoint needs --session", "a checkpoint describes one session's ledger")
+	case f.proof != "" && (f.session != "" || f.all || f.checkpoint != ""):
+		return usageError("--proof is checked on its own", "drop --session, --all and --checkpoint")
+	}
+	h, err := stateRoot(f.dir)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	vkey, err := readVerifierKey(h, f.vkey)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	if f.proof != "" {
+		return checkProof(f.proof, vkey, f.asJSON, stdout)
+	}
+	opts := ledger.VerifyOptions{VerifierKey: vkey, SkipArtifacts: f.noArtifacts, Progress: stderr}
+	if keys, err := ledger.LoadKeys(h); err == nil {
+		opts.Keys = keys
+	}
+	if f.checkpoint != "" {
+		if opts.Checkpoint, err = os.ReadFile(f.checkpoint); err != nil {
+			return exitCode(2, fmt.Errorf("read checkpoint: %w", err))
+		}
+	}
+	sessions := []string{f.session}
+	if f.session == "" {
+		if sessions, err = ledger.Sessions(h); err != nil {
+			return exitCode(2, err)
+		}
+	}
+	var reports []*ledger.Report
+	ok := true
+	for _, s := range sessions {
+		rep, err := ledger.Verify(h, s, opts)
+		if err != nil {
+			return exitCode(2, err)
+		}
+		reports = append(reports, rep)
+		ok = ok && rep.OK
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{"ok": ok, "sessions": reports}); err != nil {
+			return err
+		}
+	} else {
+		printReports(stdout, reports)
+	}
+	if !ok {
+		return exitCode(1, nil)
+	}
+	return nil
+}
+
+func printReports(w io.Writer, reports []*ledger.Report) {
+	if len(reports) == 0 {
+		fmt.Fprintln(w, "no ledgers")
+		return
+	}
+	for _, r := range reports {
+		if r.OK {
+			fmt.Fprintf(w, "ok    %s  %d entries, %d artifact sets (%d bytes)\n", r.Session, r.Entries, r.Artifacts, r.ArtifactBytes)
+		} else if r.Failure.Seq >= 0 {
+			fmt.Fprintf(w, "FAIL  %s  seq %d: %s\n", r.Session, r.Failure.Seq, r.Failure.Reason)
+		} else {
+			fmt.Fprintf(w, "FAIL  %s  %s\n", r.Session, r.Failure.Reason)
+		}
+	}
+	fmt.Fprintf(w, "checked: %s\n", strings.Join(reports[0].Checked, ", "))
+	if len(reports[0].NotChecked) > 0 {
+		fmt.Fprintf(w, "not checked: %s\n", strings.Join(reports[0].NotChecked, ", "))
+	}
+}
+
+func checkProof(path, vkey string, asJSON bool, stdout io.Writer) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return exitCode(2, fmt.Errorf("read proof: %w", err))
+	}
+	e, c, err := ledger.CheckInclusion(text, vkey)
+	if err != nil {
+		if asJSON {
+			json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "reason": err.Error()})
+		}
+		return exitCode(1, fmt.Errorf("inclusion proof: %w", err))
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "session": e.Session, "seq": e.Seq, "tree_size": c.Size, "entry": e})
+	}
+	fmt.Fprintf(stdout, "ok    entry %d (%s, %s) is in %s of size %d\n", e.Seq, e.Kind, e.Tool, c.Origin, c.Size)
+	return nil
+}
+
+// stateRoot is --dir when given, else the environment's state root.
+func stateRoot(dir string) (home.Home, error) {
+	if dir != "" {
+		return home.At(dir)
+	}
+	return home.Resolve()
+}
+
+// readVerifierKey reads the checkpoint verifier key from path, else from
+// the state root.
+func readVerifierKey(h home.Home, path string) (string, error) {
+	if path == "" {
+		path = h.VerifierKeyPath()
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("no checkpoint verifier key at %s; pass --vkey FILE (or run 'docket init' on the machine that writes the ledger)", path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read verifier key: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
