@@ -21,6 +21,8 @@ type Ledger struct {
 	// testingOnlyBeforeWrite, when set, runs under the lock just before
 	// an entry line is written.
 	testingOnlyBeforeWrite func(line []byte)
+	// testingOnlyNoSync skips fsync, to build large ledgers quickly.
+	testingOnlyNoSync bool
 }
 
 // Open loads the keys under h. It fails with ErrNoKey (wrapped) when

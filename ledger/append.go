@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -82,12 +81,6 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		e.Body = b
 	}
 	sf := filesFor(l.home, session)
-	m, err := storeArtifacts(sf.artifacts, r.Artifacts)
-	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
-	}
-	e.Manifest = m
-
 	if err := os.MkdirAll(l.home.LedgerDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
@@ -104,6 +97,11 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 	defer w.close()
 	if err := w.recover(); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
+	}
+	if len(r.Artifacts) > 0 {
+		if e.Manifest, e.Artifacts, err = w.storeArtifacts(r.Artifacts); err != nil {
+			return nil, fmt.Errorf("append: %w", err)
+		}
 	}
 	if err := w.write(e); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
@@ -135,6 +133,7 @@ type writer struct {
 	sf      sessionFiles
 	session string
 	f       *os.File
+	pack    *os.File // opened on first use
 	tree    fileTree
 	n       int64
 	end     int64
@@ -165,23 +164,37 @@ func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
 func (w *writer) close() {
 	w.f.Close()
 	w.tree.f.Close()
+	if w.pack != nil {
+		w.pack.Close()
+	}
+}
+
+// storeArtifacts appends one bundle to the session's pack.
+func (w *writer) storeArtifacts(arts []Artifact) (string, int64, error) {
+	if w.pack == nil {
+		p, err := openPack(w.sf.artifacts)
+		if err != nil {
+			return "", 0, fmt.Errorf("open artifact pack: %w", err)
+		}
+		w.pack = p
+	}
+	return writeBundle(w.pack, arts, !w.l.testingOnlyNoSync)
 }
 
 // recover brings the writer to the ledger's true end: it reads the signed
 // head, adopts complete valid entries written after it (a crash between
 // the line's fsync and the head's rename), and seals whatever remains.
 func (w *writer) recover() error {
-	hb, err := os.ReadFile(w.sf.head)
+	c, _, err := readHead(w.sf.head, w.l.keys.headVerifiers())
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		// No head: a new ledger, or one that crashed before its first head.
-	case err != nil:
-		return fmt.Errorf("read ledger head: %w", err)
-	default:
-		c, err := OpenCheckpoint(hb, w.l.keys.vkey)
-		if err != nil {
-			return fmt.Errorf("%w: head: %v", ErrTampered, err)
+	case isNotExist(err):
+		// No head: only a new ledger may lack one.
+		if w.size > 0 {
+			return fmt.Errorf("%w: the ledger has entries but its signed head is missing; run 'docket verify --session %s'", ErrTampered, w.session)
 		}
+	case err != nil:
+		return fmt.Errorf("%w: head: %v", ErrTampered, err)
+	default:
 		if c.Origin != Origin(w.session) || c.End < 0 || (c.Size > 0 && c.Last == "") {
 			return fmt.Errorf("%w: head does not describe this ledger", ErrTampered)
 		}
@@ -277,7 +290,7 @@ func (w *writer) seal() error {
 	if _, err := torn.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("seal torn tail: %w", err)
 	}
-	m, err := storeArtifacts(w.sf.artifacts, []Artifact{{Name: "torn", Data: torn}})
+	m, at, err := w.storeArtifacts([]Artifact{{Name: "torn", Data: torn}})
 	if err != nil {
 		return fmt.Errorf("seal torn tail: %w", err)
 	}
@@ -286,7 +299,7 @@ func (w *writer) seal() error {
 	}
 	w.size = w.end
 	e := &Entry{
-		V: Version, Session: w.session, Kind: KindSeal, Runtime: "docket", Manifest: m,
+		V: Version, Session: w.session, Kind: KindSeal, Runtime: "docket", Manifest: m, Artifacts: at,
 		Body: []byte(fmt.Sprintf(`{"length":%d,"offset":%d,"reason":"torn or invalid tail","sha256":"%s"}`,
 			length, w.end, hex.EncodeToString(h.Sum(nil)))),
 	}
@@ -317,9 +330,11 @@ func (w *writer) write(e *Entry) error {
 		w.f.Truncate(w.end)
 		return fmt.Errorf("write entry: %w", err)
 	}
-	if err := w.f.Sync(); err != nil {
-		w.f.Truncate(w.end)
-		return fmt.Errorf("sync ledger: %w", err)
+	if !w.l.testingOnlyNoSync {
+		if err := w.f.Sync(); err != nil {
+			w.f.Truncate(w.end)
+			return fmt.Errorf("sync ledger: %w", err)
+		}
 	}
 	if _, err := w.tree.add(w.n, line); err != nil {
 		return err
@@ -337,11 +352,11 @@ func (w *writer) writeHead() error {
 		return err
 	}
 	c := &Checkpoint{Origin: Origin(w.session), Size: w.n, Root: root, End: w.end, Last: w.last}
-	msg, err := signCheckpoint(c, w.l.keys.signer)
+	msg, err := signCheckpoint(c, newHeadMAC(w.l.keys.hmacKey))
 	if err != nil {
 		return err
 	}
-	if err := home.WriteFileAtomic(w.sf.head, msg, 0o600); err != nil {
+	if err := writeHeadSlot(w.sf.head, w.n, msg); err != nil {
 		return fmt.Errorf("write ledger head: %w", err)
 	}
 	return nil

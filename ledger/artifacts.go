@@ -10,14 +10,22 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/docket/docket/internal/canonjson"
 )
 
-// Manifest lists the artifacts of one entry. Its canonical encoding is
-// stored as manifest.json in the artifact directory, whose name is the hex
-// SHA-256 of that encoding (content addressed).
+// The artifacts of a session live in one append-only pack file,
+// artifacts/<session>/pack. Each entry's artifacts are one bundle in it:
+// the files' bytes back to back, then the manifest's canonical JSON, a
+// newline, the manifest's length as 16 decimal digits, and a newline. The
+// entry records the manifest's digest and the offset just past the
+// bundle. Appending to one open file, rather than creating files, is what
+// keeps a hook's latency down; bytes in the pack that no entry names (a
+// crash mid-bundle) are ignored.
+
+// Manifest lists the files of one bundle, in the order their bytes appear.
 type Manifest struct {
 	V     int            `json:"v"`
 	Files []ManifestFile `json:"files"`
@@ -30,143 +38,187 @@ type ManifestFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-// ManifestName is the manifest's file name inside an artifact directory.
-const ManifestName = "manifest.json"
+// PackName is the pack file's name inside a session's artifact directory.
+const PackName = "pack"
+
+const trailerLen = 16 + 1 // the manifest length and its newline
 
 var errBadArtifactName = errors.New("artifact name must be a plain file name")
 
 func validArtifactName(name string) bool {
-	return name != "" && name != "." && name != ".." && name != ManifestName &&
-		!strings.ContainsAny(name, `/\`) && !strings.HasPrefix(name, ".") && len(name) <= 128
+	return name != "" && name != "." && name != ".." &&
+		!strings.ContainsAny(name, "/\\\n") && !strings.HasPrefix(name, ".") && len(name) <= 128
 }
 
-// storeArtifacts streams arts into the session's artifact store and
-// returns the manifest digest ("sha256:<hex>"). Nothing is held whole in
-// memory. Identical artifact sets share one directory.
-func storeArtifacts(sessionDir string, arts []Artifact) (string, error) {
-	if len(arts) == 0 {
-		return "", nil
-	}
+// openPack opens (creating) the session's pack for appending bundles.
+func openPack(sessionDir string) (*os.File, error) {
 	if err := os.MkdirAll(sessionDir, 0o700); err != nil {
-		return "", fmt.Errorf("store artifacts: %w", err)
+		return nil, err
 	}
-	tmp, err := os.MkdirTemp(sessionDir, ".tmp-")
+	return os.OpenFile(filepath.Join(sessionDir, PackName), os.O_RDWR|os.O_CREATE, 0o600)
+}
+
+// writeBundle streams arts to the end of pack and returns the manifest
+// digest ("sha256:<hex>") and the bundle's end offset. The caller holds
+// the session lock.
+func writeBundle(pack *os.File, arts []Artifact, sync bool) (string, int64, error) {
+	start, err := pack.Seek(0, io.SeekEnd)
 	if err != nil {
-		return "", fmt.Errorf("store artifacts: %w", err)
+		return "", 0, err
 	}
-	defer os.RemoveAll(tmp)
+	w := &offsetWriter{f: pack, off: start}
 	m := Manifest{V: 1}
 	seen := map[string]bool{}
+	buf := make([]byte, 64<<10)
 	for _, a := range arts {
 		if !validArtifactName(a.Name) || seen[a.Name] {
-			return "", fmt.Errorf("store artifact %q: %w", a.Name, errBadArtifactName)
+			return "", 0, fmt.Errorf("store artifact %q: %w", a.Name, errBadArtifactName)
 		}
 		seen[a.Name] = true
-		f, err := writeArtifactFile(filepath.Join(tmp, a.Name), a.Data)
+		h := sha256.New()
+		n, err := io.CopyBuffer(io.MultiWriter(w, h), a.Data, buf)
 		if err != nil {
-			return "", fmt.Errorf("store artifact %q: %w", a.Name, err)
+			return "", 0, fmt.Errorf("store artifact %q: %w", a.Name, err)
 		}
-		f.Name = a.Name
-		m.Files = append(m.Files, f)
+		m.Files = append(m.Files, ManifestFile{Name: a.Name, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
 	}
 	mb, err := canonjson.Marshal(m)
 	if err != nil {
-		return "", err
+		return "", 0, err
+	}
+	if _, err := fmt.Fprintf(w, "%s\n%016d\n", mb, len(mb)); err != nil {
+		return "", 0, fmt.Errorf("store artifact manifest: %w", err)
+	}
+	if sync {
+		if err := pack.Sync(); err != nil {
+			return "", 0, fmt.Errorf("sync artifacts: %w", err)
+		}
 	}
 	sum := sha256.Sum256(mb)
-	digest := hex.EncodeToString(sum[:])
-	if _, err := writeArtifactFile(filepath.Join(tmp, ManifestName), strings.NewReader(string(mb))); err != nil {
-		return "", fmt.Errorf("store artifact manifest: %w", err)
-	}
-	final := filepath.Join(sessionDir, digest)
-	if err := os.Rename(tmp, final); err != nil {
-		if _, serr := os.Stat(filepath.Join(final, ManifestName)); serr != nil {
-			return "", fmt.Errorf("store artifacts: %w", err)
-		}
-		// The same artifacts are already stored.
-	}
-	return "sha256:" + digest, nil
+	return "sha256:" + hex.EncodeToString(sum[:]), w.off, nil
 }
 
-func writeArtifactFile(path string, r io.Reader) (ManifestFile, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return ManifestFile{}, err
-	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return ManifestFile{}, err
-	}
-	return ManifestFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+type offsetWriter struct {
+	f   *os.File
+	off int64
 }
 
-// artifactDir returns the directory an entry's manifest digest names.
-func artifactDir(sessionDir, manifestDigest string) (string, error) {
-	hexd, ok := strings.CutPrefix(manifestDigest, "sha256:")
-	if !ok || len(hexd) != 64 {
-		return "", fmt.Errorf("malformed manifest digest %q", manifestDigest)
-	}
-	if _, err := hex.DecodeString(hexd); err != nil {
-		return "", fmt.Errorf("malformed manifest digest %q", manifestDigest)
-	}
-	return filepath.Join(sessionDir, hexd), nil
+func (w *offsetWriter) Write(p []byte) (int, error) {
+	n, err := w.f.WriteAt(p, w.off)
+	w.off += int64(n)
+	return n, err
 }
 
-// readManifest reads and checks the manifest an entry names.
-func readManifest(sessionDir, manifestDigest string) (*Manifest, string, error) {
-	dir, err := artifactDir(sessionDir, manifestDigest)
-	if err != nil {
-		return nil, "", err
+// bundle is one entry's bundle in an opened pack, its manifest checked.
+type bundle struct {
+	pack     io.ReaderAt
+	manifest Manifest
+	offsets  []int64
+}
+
+// readBundle reads the manifest of the bundle ending at end and checks it
+// against the digest. File contents are not checked here.
+func readBundle(pack io.ReaderAt, packSize, end int64, manifestDigest string) (*bundle, error) {
+	if end < trailerLen+1 || end > packSize {
+		return nil, errors.New("artifact bundle missing from the pack")
 	}
-	mb, err := os.ReadFile(filepath.Join(dir, ManifestName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", errors.New("artifact manifest missing")
+	tr := make([]byte, trailerLen)
+	if _, err := pack.ReadAt(tr, end-trailerLen); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, "", err
+	mlen, err := strconv.ParseInt(string(tr[:16]), 10, 64)
+	if err != nil || tr[16] != '\n' || mlen <= 0 || mlen > 1<<20 || mlen+1+trailerLen > end {
+		return nil, errors.New("artifact bundle trailer malformed")
 	}
+	mb := make([]byte, mlen+1)
+	if _, err := pack.ReadAt(mb, end-trailerLen-mlen-1); err != nil {
+		return nil, err
+	}
+	if mb[mlen] != '\n' {
+		return nil, errors.New("artifact bundle trailer malformed")
+	}
+	mb = mb[:mlen]
 	sum := sha256.Sum256(mb)
 	if "sha256:"+hex.EncodeToString(sum[:]) != manifestDigest {
-		return nil, "", errors.New("artifact manifest digest mismatch")
+		return nil, errors.New("artifact manifest digest mismatch")
 	}
 	dec := json.NewDecoder(strings.NewReader(string(mb)))
 	dec.DisallowUnknownFields()
-	var m Manifest
-	if err := dec.Decode(&m); err != nil {
-		return nil, "", fmt.Errorf("artifact manifest malformed: %w", err)
+	b := &bundle{pack: pack}
+	if err := dec.Decode(&b.manifest); err != nil {
+		return nil, fmt.Errorf("artifact manifest malformed: %w", err)
 	}
-	return &m, dir, nil
+	var total int64
+	for _, mf := range b.manifest.Files {
+		if !validArtifactName(mf.Name) || mf.Size < 0 {
+			return nil, fmt.Errorf("artifact manifest names %q", mf.Name)
+		}
+		total += mf.Size
+	}
+	off := end - trailerLen - mlen - 1 - total
+	if off < 0 {
+		return nil, errors.New("artifact bundle larger than the pack")
+	}
+	for _, mf := range b.manifest.Files {
+		b.offsets = append(b.offsets, off)
+		off += mf.Size
+	}
+	return b, nil
 }
 
-// checkArtifacts verifies every file of a manifest by streaming it.
-func checkArtifacts(m *Manifest, dir string) (int64, error) {
+// check verifies every file's digest by streaming it; it returns the
+// bytes read.
+func (b *bundle) check(buf []byte) (int64, error) {
 	var total int64
-	buf := make([]byte, 256<<10)
-	for _, f := range m.Files {
-		if !validArtifactName(f.Name) {
-			return total, fmt.Errorf("artifact manifest names %q", f.Name)
-		}
-		fh, err := os.Open(filepath.Join(dir, f.Name))
-		if err != nil {
-			return total, fmt.Errorf("artifact %s missing", f.Name)
-		}
-		h := sha256.New()
-		n, err := io.CopyBuffer(h, fh, buf)
-		fh.Close()
-		if err != nil {
-			return total, fmt.Errorf("artifact %s: %w", f.Name, err)
-		}
+	for i, mf := range b.manifest.Files {
+		n, err := b.checkFile(i, buf)
 		total += n
-		if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
-			return total, fmt.Errorf("artifact %s digest mismatch", f.Name)
+		if err != nil {
+			return total, fmt.Errorf("artifact %s: %w", mf.Name, err)
 		}
 	}
 	return total, nil
 }
+
+func (b *bundle) checkFile(i int, buf []byte) (int64, error) {
+	mf := b.manifest.Files[i]
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, io.NewSectionReader(b.pack, b.offsets[i], mf.Size), buf)
+	if err != nil {
+		return n, err
+	}
+	if n != mf.Size || hex.EncodeToString(h.Sum(nil)) != mf.SHA256 {
+		return n, errors.New("digest mismatch")
+	}
+	return n, nil
+}
+
+// packReader reads one session's pack for verification.
+type packReader struct {
+	f    *os.File
+	size int64
+}
+
+func openPackReader(sessionDir string) (*packReader, error) {
+	f, err := os.Open(filepath.Join(sessionDir, PackName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New("artifact pack missing")
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &packReader{f: f, size: st.Size()}, nil
+}
+
+// artifactReader is one checked file of a bundle.
+type artifactReader struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (r artifactReader) Close() error { return r.f.Close() }

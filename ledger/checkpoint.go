@@ -39,6 +39,8 @@ func (c *Checkpoint) text() string {
 	return s
 }
 
+// signCheckpoint signs c's text. Checkpoints given out are signed with the
+// Ed25519 key; heads with the HMAC key (see headsig.go).
 func signCheckpoint(c *Checkpoint, signer note.Signer) ([]byte, error) {
 	msg, err := note.Sign(&note.Note{Text: c.text()}, signer)
 	if err != nil {

@@ -34,9 +34,10 @@ type Entry struct {
 	Tool      string          `json:"tool,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	AgentID   string          `json:"agent_id,omitempty"`
-	Args      string          `json:"args,omitempty"`     // "sha256:<hex>" of the canonical arguments
-	Manifest  string          `json:"manifest,omitempty"` // "sha256:<hex>" of the artifact manifest
-	Body      json.RawMessage `json:"body,omitempty"`     // kind-specific, canonical JSON object
+	Args      string          `json:"args,omitempty"`      // "sha256:<hex>" of the canonical arguments
+	Manifest  string          `json:"manifest,omitempty"`  // "sha256:<hex>" of the artifact manifest
+	Artifacts int64           `json:"artifacts,omitempty"` // end offset of the entry's bundle in the session's pack
+	Body      json.RawMessage `json:"body,omitempty"`      // kind-specific, canonical JSON object
 	Prev      string          `json:"prev"`
 	Hash      string          `json:"hash"`
 	KeyID     string          `json:"key_id"`

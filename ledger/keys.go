@@ -29,7 +29,7 @@ type Keys struct {
 	hmacKey []byte
 	hmacID  string
 	retired map[string][]byte // key id -> retired HMAC key, for verification
-	signer  note.Signer
+	skey    string            // Ed25519 signed-note key; parsed only to sign checkpoints
 	vkey    string
 }
 
@@ -166,15 +166,22 @@ func LoadKeys(h home.Home) (*Keys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint key: %w", err)
 	}
-	k.signer, err = note.NewSigner(strings.TrimSpace(string(skey)))
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoint key: malformed signing key")
-	}
-	k.vkey, err = verifierFromSigner(strings.TrimSpace(string(skey)))
-	if err != nil {
+	k.skey = strings.TrimSpace(string(skey))
+	if vkey, err := os.ReadFile(h.VerifierKeyPath()); err == nil {
+		k.vkey = strings.TrimSpace(string(vkey))
+	} else if k.vkey, err = verifierFromSigner(k.skey); err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+// checkpointSigner parses the Ed25519 checkpoint signing key.
+func (k *Keys) checkpointSigner() (note.Signer, error) {
+	s, err := note.NewSigner(k.skey)
+	if err != nil {
+		return nil, errors.New("read checkpoint key: malformed signing key")
+	}
+	return s, nil
 }
 
 func parseHMACKey(raw []byte) ([]byte, error) {

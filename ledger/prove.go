@@ -15,9 +15,13 @@ import (
 	"github.com/docket/docket/internal/home"
 )
 
-// CurrentCheckpoint returns the session's signed head, a checkpoint an
-// auditor can keep, after verifying the ledger it signs.
+// CurrentCheckpoint verifies the session's ledger with the keys and returns
+// its head as a checkpoint signed with the Ed25519 key, for an auditor to
+// keep.
 func CurrentCheckpoint(h home.Home, session string, opts VerifyOptions) ([]byte, *Report, error) {
+	if opts.Keys == nil {
+		return nil, nil, fmt.Errorf("checkpoint: %w", ErrNoKey)
+	}
 	rep, err := Verify(h, session, opts)
 	if err != nil {
 		return nil, nil, err
@@ -25,11 +29,17 @@ func CurrentCheckpoint(h home.Home, session string, opts VerifyOptions) ([]byte,
 	if !rep.OK {
 		return nil, rep, rep.Failure
 	}
-	b, err := os.ReadFile(filesFor(h, session).head)
+	c, _, err := readHead(filesFor(h, session).head, opts.Keys.headVerifiers())
 	if err != nil {
 		return nil, rep, fmt.Errorf("read ledger head: %w", err)
 	}
-	return b, rep, nil
+	signer, err := opts.Keys.checkpointSigner()
+	if err != nil {
+		return nil, rep, err
+	}
+	c.End, c.Last = -1, ""
+	msg, err := signCheckpoint(c, signer)
+	return msg, rep, err
 }
 
 // proofHeader starts the text form of an inclusion proof.

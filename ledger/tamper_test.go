@@ -34,6 +34,13 @@ func TestTamperDetection(t *testing.T) {
 		wantSeq int64
 		want    string
 	}{
+		{"truncated artifact pack", func(t *testing.T, l *Ledger) {
+			es, _ := l.ReadVerified("s1")
+			os.Truncate(filepath.Join(l.home.SessionArtifactsDir("s1"), PackName), es[2].Artifacts-1)
+		}, 2, "artifact bundle missing from the pack"},
+		{"missing artifact pack", func(t *testing.T, l *Ledger) {
+			os.Remove(filepath.Join(l.home.SessionArtifactsDir("s1"), PackName))
+		}, 0, "artifact pack missing"},
 		{"edited field", func(t *testing.T, l *Ledger) {
 			rewrite(t, l, "s1", func(ls []string) []string {
 				ls[2] = strings.Replace(ls[2], `"tool":"Bash"`, `"tool":"Read"`, 1)
@@ -90,11 +97,10 @@ func TestTamperDetection(t *testing.T) {
 			f.Close()
 		}, 5, "torn tail"},
 		{"edited artifact", func(t *testing.T, l *Ledger) {
-			es, _ := l.ReadVerified("s1")
-			dir, _ := artifactDir(l.home.SessionArtifactsDir("s1"), es[1].Manifest)
-			os.Chmod(filepath.Join(dir, "stdout"), 0o600)
-			os.WriteFile(filepath.Join(dir, "stdout"), []byte("forged\n"), 0o600)
-		}, 1, "artifact stdout digest mismatch"},
+			p := filepath.Join(l.home.SessionArtifactsDir("s1"), PackName)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, bytes.Replace(b, []byte("out 1"), []byte("out 9"), 1), 0o600)
+		}, 1, "artifact stdout: digest mismatch"},
 		{"forged MAC", func(t *testing.T, l *Ledger) {
 			rewrite(t, l, "s1", func(ls []string) []string {
 				e, _ := ParseEntry([]byte(ls[4]))

@@ -1,19 +1,17 @@
 package ledger
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/docket/docket/internal/home"
@@ -47,11 +45,12 @@ func (e *VerifyError) Unwrap() error { return e.Err }
 
 // VerifyOptions says what Verify can check.
 type VerifyOptions struct {
-	// VerifierKey is the checkpoint verifier key. Required: heads and
-	// checkpoints are checked with it.
+	// VerifierKey is the checkpoint verifier key (public). Required with
+	// Checkpoint.
 	VerifierKey string
-	// Keys, when set, lets Verify check entry MACs. An auditor without the
-	// HMAC key leaves it nil and the report says MACs were not checked.
+	// Keys, when set, lets Verify check entry and head MACs. An auditor
+	// without the HMAC key leaves it nil: the head's tree size and root are
+	// still compared, and the report says what was not checked.
 	Keys *Keys
 	// Checkpoint, when set, is a signed checkpoint an auditor kept; the
 	// ledger must extend it.
@@ -88,8 +87,8 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 	if !home.ValidSessionID(session) {
 		return nil, fmt.Errorf("verify: %w %q", ErrBadSession, session)
 	}
-	if strings.TrimSpace(opts.VerifierKey) == "" {
-		return nil, errors.New("verify: no checkpoint verifier key")
+	if opts.Checkpoint != nil && strings.TrimSpace(opts.VerifierKey) == "" {
+		return nil, errors.New("verify: a checkpoint needs the checkpoint verifier key")
 	}
 	sf := filesFor(h, session)
 	f, err := os.Open(sf.ledger)
@@ -105,7 +104,7 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 	if opts.Keys != nil {
 		v.rep.Checked = append(v.rep.Checked, "hmac")
 	} else {
-		v.rep.NotChecked = append(v.rep.NotChecked, "hmac (no HMAC key on this machine)")
+		v.rep.NotChecked = append(v.rep.NotChecked, "hmac and head MAC (no HMAC key on this machine)")
 	}
 	if opts.SkipArtifacts {
 		v.rep.NotChecked = append(v.rep.NotChecked, "artifacts (skipped)")
@@ -117,6 +116,9 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 		v.rep.Checked = append(v.rep.Checked, "checkpoint")
 	}
 	err = scanLines(f, v.line)
+	if v.pack != nil {
+		v.pack.f.Close()
+	}
 	var fail *VerifyError
 	switch {
 	case errors.As(err, &fail):
@@ -153,6 +155,8 @@ type verifier struct {
 	tree     memTree
 	last     string
 	lastTick time.Time
+	pack     *packReader // opened on first use
+	buf      []byte
 }
 
 func (v *verifier) fail(seq int64, reason string, err error) *VerifyError {
@@ -193,11 +197,21 @@ func (v *verifier) line(line []byte, complete bool) error {
 		}
 	}
 	if e.Manifest != "" && !v.opts.SkipArtifacts {
-		m, dir, err := readManifest(v.sf.artifacts, e.Manifest)
+		if v.pack == nil {
+			p, err := openPackReader(v.sf.artifacts)
+			if err != nil {
+				return v.fail(seq, err.Error(), ErrTampered)
+			}
+			v.pack = p
+		}
+		b, err := readBundle(v.pack.f, v.pack.size, e.Artifacts, e.Manifest)
 		if err != nil {
 			return v.fail(seq, err.Error(), ErrTampered)
 		}
-		n, err := checkArtifacts(m, dir)
+		if v.buf == nil {
+			v.buf = make([]byte, 256<<10)
+		}
+		n, err := b.check(v.buf)
 		v.rep.ArtifactBytes += n
 		if err != nil {
 			return v.fail(seq, err.Error(), ErrTampered)
@@ -222,16 +236,16 @@ func (v *verifier) line(line []byte, complete bool) error {
 }
 
 func (v *verifier) head() *VerifyError {
-	hb, err := os.ReadFile(v.sf.head)
-	if errors.Is(err, fs.ErrNotExist) {
+	var verifiers note.Verifiers
+	if v.opts.Keys != nil {
+		verifiers = v.opts.Keys.headVerifiers()
+	}
+	c, _, err := readHead(v.sf.head, verifiers)
+	if isNotExist(err) {
 		return v.fail(-1, "head missing: the signed head beside the ledger is gone (truncation or rollback)", ErrTampered)
 	}
 	if err != nil {
-		return v.fail(-1, "head unreadable: "+err.Error(), err)
-	}
-	c, err := OpenCheckpoint(hb, v.opts.VerifierKey)
-	if err != nil {
-		return v.fail(-1, "head signature invalid: "+err.Error(), ErrTampered)
+		return v.fail(-1, "head MAC invalid: "+err.Error(), ErrTampered)
 	}
 	n := v.tree.n
 	switch {
@@ -318,29 +332,26 @@ func OpenArtifact(h home.Home, e *Entry, name string) (ReadSeekCloser, error) {
 	if e.Manifest == "" {
 		return nil, fmt.Errorf("artifact %s: %w", name, fs.ErrNotExist)
 	}
-	m, dir, err := readManifest(h.SessionArtifactsDir(e.Session), e.Manifest)
+	p, err := openPackReader(h.SessionArtifactsDir(e.Session))
 	if err != nil {
 		return nil, fmt.Errorf("artifact %s: %w", name, err)
 	}
-	for _, mf := range m.Files {
+	b, err := readBundle(p.f, p.size, e.Artifacts, e.Manifest)
+	if err != nil {
+		p.f.Close()
+		return nil, fmt.Errorf("artifact %s: %w", name, err)
+	}
+	for i, mf := range b.manifest.Files {
 		if mf.Name != name {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			return nil, fmt.Errorf("artifact %s: %w", name, err)
+		if _, err := b.checkFile(i, make([]byte, 64<<10)); err != nil {
+			p.f.Close()
+			return nil, fmt.Errorf("artifact %s: %w: %v", name, ErrTampered, err)
 		}
-		hsh := sha256.New()
-		if n, err := io.Copy(hsh, f); err != nil || n != mf.Size || hex.EncodeToString(hsh.Sum(nil)) != mf.SHA256 {
-			f.Close()
-			return nil, fmt.Errorf("artifact %s: %w: digest mismatch", name, ErrTampered)
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			f.Close()
-			return nil, err
-		}
-		return f, nil
+		return artifactReader{io.NewSectionReader(p.f, b.offsets[i], mf.Size), p.f}, nil
 	}
+	p.f.Close()
 	return nil, fmt.Errorf("artifact %s: %w", name, fs.ErrNotExist)
 }
 

@@ -94,15 +94,11 @@ func auditOptions(dir string) (audit, error) {
 	if err != nil {
 		return audit{}, err
 	}
-	vkey, err := readVerifierKey(h, "")
+	keys, err := ledger.LoadKeys(h)
 	if err != nil {
-		return audit{}, err
+		return audit{}, fmt.Errorf("%w (checkpoints and proofs are made where the ledger is written)", err)
 	}
-	a := audit{h: h, VerifyOptions: ledger.VerifyOptions{VerifierKey: vkey}}
-	if keys, err := ledger.LoadKeys(h); err == nil {
-		a.Keys = keys
-	}
-	return a, nil
+	return audit{h: h, VerifyOptions: ledger.VerifyOptions{VerifierKey: keys.VerifierKey(), Keys: keys}}, nil
 }
 
 // ledgerExit maps a ledger error to exit 1 for a failed verification and

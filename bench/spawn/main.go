@@ -1,0 +1,96 @@
+// Command spawn times whole processes side by side: each command runs -n
+// times, round-robin, with the same stdin file, and the report gives each
+// one's median and p90 wall time and its ratio to the first (the
+// baseline). Interleaving the runs spreads the machine's noise evenly.
+//
+//	spawn -n 200 -stdin payload.json -- ./noop -- ./bin/docket-ledger -- python3 hook.py
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 100, "runs per command")
+	stdin := flag.String("stdin", "", "file fed to every run's stdin")
+	allowFail := flag.Bool("allow-fail", false, "time runs that exit non-zero too")
+	flag.Parse()
+	var cmds [][]string
+	var cur []string
+	for _, a := range flag.Args() {
+		if a == "--" {
+			if len(cur) > 0 {
+				cmds = append(cmds, cur)
+			}
+			cur = nil
+			continue
+		}
+		cur = append(cur, a)
+	}
+	if len(cur) > 0 {
+		cmds = append(cmds, cur)
+	}
+	if len(cmds) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: spawn [-n N] [-stdin FILE] -- CMD ARGS... [-- CMD ARGS...]")
+		os.Exit(2)
+	}
+	times := make([][]time.Duration, len(cmds))
+	for i := 0; i < *n; i++ {
+		for j, c := range cmds {
+			d, err := runOnce(c, *stdin, *allowFail)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "spawn: %s: %v\n", strings.Join(c, " "), err)
+				os.Exit(1)
+			}
+			times[j] = append(times[j], d)
+		}
+	}
+	base := median(times[0])
+	fmt.Printf("%-60s %10s %10s %8s\n", "command", "median", "p90", "ratio")
+	for j, c := range cmds {
+		m := median(times[j])
+		fmt.Printf("%-60s %10s %10s %7.2fx\n", trim(strings.Join(c, " "), 60), round(m), round(pct(times[j], 0.9)), float64(m)/float64(base))
+	}
+}
+
+func runOnce(argv []string, stdin string, allowFail bool) (time.Duration, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if _, exited := err.(*exec.ExitError); err != nil && !(allowFail && exited) {
+		return 0, fmt.Errorf("%v: %s", err, out)
+	}
+	return d, nil
+}
+
+func median(ds []time.Duration) time.Duration { return pct(ds, 0.5) }
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(float64(len(s)-1)*p)]
+}
+
+func round(d time.Duration) string { return d.Round(time.Microsecond).String() }
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
