@@ -1,0 +1,382 @@
+package policies
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/docket/docket/internal/home"
+)
+
+// BindingFile is the claim binding policy's file name.
+const BindingFile = "claim_binding.yaml"
+
+// Binding is the claim binding policy: which validators may back each
+// claim type, with what minimum arguments, and the escalation ladder a
+// "blocked" claim must have climbed.
+type Binding struct {
+	src    Source
+	claims map[string][]ValidatorRule
+	ladder []Rung
+}
+
+// ValidatorRule allows one validator for a claim type.
+type ValidatorRule struct {
+	Name string
+	// MinArgs are minimum arguments, checked after the validator's
+	// defaults are applied: a number means the argument must be a number
+	// at least that large; true means it must be present and non-empty.
+	MinArgs map[string]any
+	// Example is an --args JSON object that meets MinArgs, for hints.
+	Example string
+}
+
+// Rung is one step of the escalation ladder. A rung is climbed when the
+// ledger holds at least MinAttempts failed tool calls matching it, over
+// at least MinRoutes distinct routes (tool and host).
+type Rung struct {
+	Name        string
+	Description string
+	Match       []RungMatch
+	MinAttempts int
+	MinRoutes   int
+}
+
+// RungMatch matches a tool call: Tool is a path.Match glob on the tool
+// name; Command, when set, is a regexp the call's command (Bash
+// tool_input.command) must match.
+type RungMatch struct {
+	Tool    string
+	Command string
+}
+
+// Matches reports whether a call of tool with command (empty when the
+// tool has none) matches m. A malformed pattern matches nothing;
+// LoadBinding rejects those.
+func (m RungMatch) Matches(tool, command string) bool {
+	ok, err := path.Match(m.Tool, tool)
+	if err != nil || !ok {
+		return false
+	}
+	if m.Command == "" {
+		return true
+	}
+	re, err := regexp.Compile(m.Command)
+	return err == nil && re.MatchString(command)
+}
+
+// LoadBinding loads claim_binding.yaml under h (or the embedded default)
+// and checks it. A malformed file is a *Error, never a silent default.
+func LoadBinding(h home.Home) (*Binding, error) {
+	src, err := Load(h, BindingFile)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBinding(src)
+}
+
+// ParseBinding decodes and checks a claim binding source.
+func ParseBinding(src Source) (*Binding, error) {
+	b, err := parseBinding(src.Data)
+	if err != nil {
+		return nil, &Error{Origin: src.Origin, Err: err}
+	}
+	b.src = src
+	return b, nil
+}
+
+// Source returns the policy source the binding was loaded from.
+func (b *Binding) Source() Source { return b.src }
+
+// Validators returns the rules for claim, in policy order; nil when the
+// claim type is unknown or nothing may back it.
+func (b *Binding) Validators(claim string) []ValidatorRule {
+	rules := b.claims[claim]
+	out := make([]ValidatorRule, len(rules))
+	for i, r := range rules {
+		out[i] = r
+		out[i].MinArgs = cloneMap(r.MinArgs)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Rule returns the rule allowing validator for claim.
+func (b *Binding) Rule(claim, validator string) (ValidatorRule, bool) {
+	for _, r := range b.Validators(claim) {
+		if r.Name == validator {
+			return r, true
+		}
+	}
+	return ValidatorRule{}, false
+}
+
+// Allows reports whether validator may back claim.
+func (b *Binding) Allows(claim, validator string) bool {
+	_, ok := b.Rule(claim, validator)
+	return ok
+}
+
+// Ladder returns the escalation ladder, in order.
+func (b *Binding) Ladder() []Rung {
+	out := make([]Rung, len(b.ladder))
+	for i, r := range b.ladder {
+		out[i] = r
+		out[i].Match = append([]RungMatch(nil), r.Match...)
+	}
+	return out
+}
+
+// The YAML shape of claim_binding.yaml.
+type bindingFile struct {
+	Version          int                   `yaml:"version"`
+	Claims           map[string][]ruleFile `yaml:"claims"`
+	EscalationLadder []rungFile            `yaml:"escalation_ladder"`
+}
+
+type ruleFile struct {
+	Validator string         `yaml:"validator"`
+	MinArgs   map[string]any `yaml:"min_args"`
+	Example   string         `yaml:"example"`
+}
+
+type rungFile struct {
+	Rung        string      `yaml:"rung"`
+	Description string      `yaml:"description"`
+	MinAttempts *int        `yaml:"min_attempts"`
+	MinRoutes   *int        `yaml:"min_routes"`
+	Match       []matchFile `yaml:"match"`
+}
+
+type matchFile struct {
+	Tool    string `yaml:"tool"`
+	Command string `yaml:"command"`
+}
+
+var (
+	validatorName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	errNoVersion  = errors.New("version: want 1")
+)
+
+func parseBinding(data []byte) (*Binding, error) {
+	var f bindingFile
+	if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if f.Version != 1 {
+		return nil, errNoVersion
+	}
+	b := &Binding{claims: map[string][]ValidatorRule{}}
+	names := make([]string, 0, len(f.Claims))
+	for c := range f.Claims {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		if !isClaimType(c) {
+			return nil, fmt.Errorf("claims: unknown claim type %q (want one of %v)", c, ClaimTypes)
+		}
+		seen := map[string]bool{}
+		var rules []ValidatorRule
+		for i, rf := range f.Claims[c] {
+			r, err := checkRule(rf)
+			if err != nil {
+				return nil, fmt.Errorf("claims.%s[%d]: %w", c, i, err)
+			}
+			if seen[r.Name] {
+				return nil, fmt.Errorf("claims.%s[%d]: validator %q listed twice", c, i, r.Name)
+			}
+			seen[r.Name] = true
+			rules = append(rules, r)
+		}
+		b.claims[c] = rules
+	}
+	for _, c := range ClaimTypes {
+		if _, ok := f.Claims[c]; !ok {
+			return nil, fmt.Errorf("claims: claim type %q missing (list it with [] to let nothing back it)", c)
+		}
+	}
+	seen := map[string]bool{}
+	for i, rf := range f.EscalationLadder {
+		r, err := checkRung(rf)
+		if err != nil {
+			return nil, fmt.Errorf("escalation_ladder[%d]: %w", i, err)
+		}
+		if seen[r.Name] {
+			return nil, fmt.Errorf("escalation_ladder[%d]: rung %q listed twice", i, r.Name)
+		}
+		seen[r.Name] = true
+		b.ladder = append(b.ladder, r)
+	}
+	if len(b.claims["blocked"]) > 0 && len(b.ladder) == 0 {
+		return nil, errors.New("escalation_ladder: empty, but claims.blocked lists validators")
+	}
+	return b, nil
+}
+
+func checkRule(rf ruleFile) (ValidatorRule, error) {
+	if !validatorName.MatchString(rf.Validator) {
+		return ValidatorRule{}, fmt.Errorf("validator: bad name %q", rf.Validator)
+	}
+	r := ValidatorRule{Name: rf.Validator, MinArgs: map[string]any{}, Example: rf.Example}
+	for k, v := range rf.MinArgs {
+		n, err := minArgValue(v)
+		if err != nil {
+			return ValidatorRule{}, fmt.Errorf("min_args.%s: %w", k, err)
+		}
+		r.MinArgs[k] = n
+	}
+	if rf.Example == "" {
+		return ValidatorRule{}, errors.New("example: missing (the gate shows it in block reasons)")
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(rf.Example)))
+	dec.UseNumber()
+	var ex map[string]any
+	if err := dec.Decode(&ex); err != nil || dec.More() {
+		return ValidatorRule{}, fmt.Errorf("example: not a JSON object: %q", rf.Example)
+	}
+	if err := CheckMinArgs(r.MinArgs, ex); err != nil {
+		return ValidatorRule{}, fmt.Errorf("example: does not meet min_args: %w", err)
+	}
+	return r, nil
+}
+
+// minArgValue normalizes a min_args value: a non-negative number becomes
+// float64, true stays true; anything else is an error.
+func minArgValue(v any) (any, error) {
+	switch n := v.(type) {
+	case bool:
+		if !n {
+			return nil, errors.New("false is meaningless (omit the key)")
+		}
+		return true, nil
+	case int:
+		return minNumber(float64(n))
+	case int64:
+		return minNumber(float64(n))
+	case uint64:
+		return minNumber(float64(n))
+	case float64:
+		return minNumber(n)
+	}
+	return nil, fmt.Errorf("want a number or true, got %T", v)
+}
+
+func minNumber(f float64) (any, error) {
+	if f < 0 {
+		return nil, fmt.Errorf("negative minimum %v", f)
+	}
+	return f, nil
+}
+
+// CheckMinArgs checks decoded arguments (JSON numbers as json.Number or
+// float64/int) against min_args. The error names the first weak argument.
+func CheckMinArgs(min map[string]any, args map[string]any) error {
+	keys := make([]string, 0, len(min))
+	for k := range min {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, ok := args[k]
+		switch want := min[k].(type) {
+		case bool:
+			if !ok || isEmpty(v) {
+				return fmt.Errorf("%s is required by the claim binding policy", k)
+			}
+		case float64:
+			got, isNum := number(v)
+			if !ok || !isNum {
+				return fmt.Errorf("%s must be a number of at least %v", k, want)
+			}
+			if got < want {
+				return fmt.Errorf("%s is %v, the claim binding policy requires at least %v", k, got, want)
+			}
+		}
+	}
+	return nil
+}
+
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case []string:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func checkRung(rf rungFile) (Rung, error) {
+	if !validatorName.MatchString(rf.Rung) {
+		return Rung{}, fmt.Errorf("rung: bad name %q", rf.Rung)
+	}
+	r := Rung{Name: rf.Rung, Description: rf.Description, MinAttempts: 1, MinRoutes: 1}
+	if rf.MinAttempts != nil {
+		if *rf.MinAttempts < 1 {
+			return Rung{}, fmt.Errorf("min_attempts: %d, want at least 1", *rf.MinAttempts)
+		}
+		r.MinAttempts = *rf.MinAttempts
+	}
+	if rf.MinRoutes != nil {
+		if *rf.MinRoutes < 1 || *rf.MinRoutes > r.MinAttempts {
+			return Rung{}, fmt.Errorf("min_routes: %d, want 1 to min_attempts (%d)", *rf.MinRoutes, r.MinAttempts)
+		}
+		r.MinRoutes = *rf.MinRoutes
+	}
+	if len(rf.Match) == 0 {
+		return Rung{}, errors.New("match: empty")
+	}
+	for i, m := range rf.Match {
+		if m.Tool == "" {
+			return Rung{}, fmt.Errorf("match[%d].tool: missing", i)
+		}
+		if _, err := path.Match(m.Tool, ""); err != nil {
+			return Rung{}, fmt.Errorf("match[%d].tool: bad glob %q", i, m.Tool)
+		}
+		if m.Command != "" {
+			if _, err := regexp.Compile(m.Command); err != nil {
+				return Rung{}, fmt.Errorf("match[%d].command: %w", i, err)
+			}
+		}
+		r.Match = append(r.Match, RungMatch{Tool: m.Tool, Command: m.Command})
+	}
+	return r, nil
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

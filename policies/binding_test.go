@@ -1,0 +1,242 @@
+package policies
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/docket/docket/internal/home"
+)
+
+func TestDefaultBinding(t *testing.T) {
+	h, err := home.At(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadBinding(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Source().Origin; got != "embedded:claim_binding.yaml" {
+		t.Errorf("origin = %q", got)
+	}
+	want := map[string][]string{
+		"done":       {"go_test_pass", "pytest_pass", "command_zero_exit", "file_diff_present"},
+		"fixed":      {"go_test_pass", "pytest_pass", "command_zero_exit", "file_diff_present"},
+		"tests_pass": {"go_test_pass", "pytest_pass"},
+		"shipped":    {"command_zero_exit", "http_2xx"},
+		"blocked":    {"ladder_exhaustion_proof"},
+		"delegation": {"fetch_attempt_proof"},
+	}
+	for claim, names := range want {
+		var got []string
+		for _, r := range b.Validators(claim) {
+			got = append(got, r.Name)
+			var ex map[string]any
+			if err := json.Unmarshal([]byte(r.Example), &ex); err != nil {
+				t.Errorf("%s/%s: example %q: %v", claim, r.Name, r.Example, err)
+			}
+		}
+		if !reflect.DeepEqual(got, names) {
+			t.Errorf("Validators(%q) = %v, want %v", claim, got, names)
+		}
+	}
+	if b.Validators("finished") != nil {
+		t.Error("unknown claim type has validators")
+	}
+	rungs := b.Ladder()
+	if len(rungs) < 3 {
+		t.Fatalf("ladder has %d rungs", len(rungs))
+	}
+	if rungs[0].Name != "read_docs" || rungs[0].MinAttempts != 1 {
+		t.Errorf("first rung = %+v", rungs[0])
+	}
+}
+
+func TestBindingAllows(t *testing.T) {
+	b, err := ParseBinding(mustDefault(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		claim, validator string
+		want             bool
+	}{
+		{"done", "go_test_pass", true},
+		{"done", "http_2xx", false},
+		{"tests_pass", "command_zero_exit", false},
+		{"tests_pass", "pytest_pass", true},
+		{"shipped", "http_2xx", true},
+		{"blocked", "ladder_exhaustion_proof", true},
+		{"blocked", "go_test_pass", false},
+		{"delegation", "fetch_attempt_proof", true},
+		{"delegation", "command_zero_exit", false},
+		{"nonsense", "go_test_pass", false},
+		{"done", "", false},
+	}
+	for _, tt := range tests {
+		if got := b.Allows(tt.claim, tt.validator); got != tt.want {
+			t.Errorf("Allows(%q, %q) = %v, want %v", tt.claim, tt.validator, got, tt.want)
+		}
+	}
+	r, ok := b.Rule("tests_pass", "go_test_pass")
+	if !ok || r.MinArgs["required_runs"] != 2.0 || r.MinArgs["package"] != true {
+		t.Errorf("tests_pass/go_test_pass min args = %#v", r.MinArgs)
+	}
+	// Callers cannot mutate the policy through the returned rules.
+	r.MinArgs["required_runs"] = 0.0
+	if r2, _ := b.Rule("tests_pass", "go_test_pass"); r2.MinArgs["required_runs"] != 2.0 {
+		t.Error("MinArgs aliases the policy")
+	}
+}
+
+func mustDefault(t *testing.T) Source {
+	t.Helper()
+	data, err := Default(BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Source{Name: BindingFile, Origin: "test", Data: data}
+}
+
+const minimalBinding = `version: 1
+claims:
+  done:
+    - validator: go_test_pass
+      min_args: {required_runs: 1}
+      example: '{"package":"./...","required_runs":1}'
+  fixed: []
+  tests_pass: []
+  shipped: []
+  blocked: []
+  delegation: []
+`
+
+func TestParseBindingErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"ok", minimalBinding, ""},
+		{"unknown top key", minimalBinding + "extra: 1\n", "unknown field"},
+		{"unknown rule key", strings.Replace(minimalBinding, "min_args:", "min_arg:", 1), "unknown field"},
+		{"malformed", "version: 1\nclaims: [\n", "decode"},
+		{"no version", strings.Replace(minimalBinding, "version: 1\n", "", 1), "version"},
+		{"unknown claim", minimalBinding + "  finished: []\n", `unknown claim type "finished"`},
+		{"missing claim", strings.Replace(minimalBinding, "  delegation: []\n", "", 1), `"delegation" missing`},
+		{"bad name", strings.Replace(minimalBinding, "go_test_pass", "Go Test", 1), "bad name"},
+		{"duplicate", strings.Replace(minimalBinding, "  fixed: []\n", "", 1) + "  fixed:\n    - {validator: a, example: '{}'}\n    - {validator: a, example: '{}'}\n", "listed twice"},
+		{"negative min", strings.Replace(minimalBinding, "required_runs: 1}", "required_runs: -1}", 1), "negative"},
+		{"string min", strings.Replace(minimalBinding, "required_runs: 1}", "required_runs: many}", 1), "want a number or true"},
+		{"false min", strings.Replace(minimalBinding, "required_runs: 1}", "required_runs: false}", 1), "meaningless"},
+		{"example weak", strings.Replace(minimalBinding, `"required_runs":1`, `"required_runs":0`, 1), "does not meet min_args"},
+		{"example not json", strings.Replace(minimalBinding, `'{"package":"./...","required_runs":1}'`, `'package=./...'`, 1), "not a JSON object"},
+		{"no example", strings.Replace(minimalBinding, `      example: '{"package":"./...","required_runs":1}'`+"\n", "", 1), "example: missing"},
+		{"blocked without ladder", strings.Replace(minimalBinding, "  blocked: []\n", "  blocked:\n    - {validator: ladder_exhaustion_proof, example: '{}'}\n", 1), "escalation_ladder: empty"},
+		{"ladder bad glob", minimalBinding + "escalation_ladder:\n  - rung: a\n    match: [{tool: '['}]\n", "bad glob"},
+		{"ladder bad regexp", minimalBinding + "escalation_ladder:\n  - rung: a\n    match: [{tool: Bash, command: '('}]\n", "match[0].command"},
+		{"ladder zero attempts", minimalBinding + "escalation_ladder:\n  - rung: a\n    min_attempts: 0\n    match: [{tool: Bash}]\n", "min_attempts"},
+		{"ladder routes above attempts", minimalBinding + "escalation_ladder:\n  - rung: a\n    min_routes: 2\n    match: [{tool: Bash}]\n", "min_routes"},
+		{"ladder empty match", minimalBinding + "escalation_ladder:\n  - rung: a\n", "match: empty"},
+		{"ladder unknown key", minimalBinding + "escalation_ladder:\n  - rung: a\n    tools: [Bash]\n    match: [{tool: Bash}]\n", "unknown field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseBinding(Source{Name: BindingFile, Origin: "/p/claim_binding.yaml", Data: []byte(tt.yaml)})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want it to mention %q", err, tt.want)
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Origin != "/p/claim_binding.yaml" {
+				t.Errorf("error is not a *Error naming the file: %#v", err)
+			}
+		})
+	}
+}
+
+// A policy file in the state root replaces the default; a broken one is
+// an error, never a silent fallback.
+func TestLoadBindingOverride(t *testing.T) {
+	h, err := home.At(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(h.PoliciesDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(h.PoliciesDir(), BindingFile)
+	if err := os.WriteFile(p, []byte(minimalBinding), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadBinding(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Source().Origin != p || b.Allows("done", "pytest_pass") || !b.Allows("done", "go_test_pass") {
+		t.Errorf("override not in force: origin %q", b.Source().Origin)
+	}
+	if err := os.WriteFile(p, []byte("version: 1\nclaims: {done: [}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadBinding(h); err == nil {
+		t.Fatal("malformed override accepted")
+	}
+}
+
+func TestCheckMinArgs(t *testing.T) {
+	min := map[string]any{"required_runs": 2.0, "package": true}
+	tests := []struct {
+		args string
+		want string
+	}{
+		{`{"package":"./...","required_runs":2}`, ""},
+		{`{"package":"./...","required_runs":5}`, ""},
+		{`{"package":"./...","required_runs":1}`, "at least 2"},
+		{`{"package":"./...","required_runs":"2"}`, "must be a number"},
+		{`{"package":"./..."}`, "must be a number"},
+		{`{"package":"","required_runs":2}`, "package is required"},
+		{`{"required_runs":2}`, "package is required"},
+		{`{"package":[],"required_runs":2}`, "package is required"},
+	}
+	for _, tt := range tests {
+		var args map[string]any
+		dec := json.NewDecoder(strings.NewReader(tt.args))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil {
+			t.Fatal(err)
+		}
+		err := CheckMinArgs(min, args)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("CheckMinArgs(%s) = %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestRungMatch(t *testing.T) {
+	tests := []struct {
+		m             RungMatch
+		tool, command string
+		want          bool
+	}{
+		{RungMatch{Tool: "WebFetch"}, "WebFetch", "", true},
+		{RungMatch{Tool: "mcp__*search*"}, "mcp__brave__web_search", "", true},
+		{RungMatch{Tool: "mcp__*search*"}, "WebSearch", "", false},
+		{RungMatch{Tool: "Bash", Command: `\bgrep\s`}, "Bash", "grep -r x .", true},
+		{RungMatch{Tool: "Bash", Command: `\bgrep\s`}, "Bash", "ls", false},
+		{RungMatch{Tool: "["}, "[", "", false},
+	}
+	for _, tt := range tests {
+		if got := tt.m.Matches(tt.tool, tt.command); got != tt.want {
+			t.Errorf("%+v.Matches(%q, %q) = %v", tt.m, tt.tool, tt.command, got)
+		}
+	}
+}

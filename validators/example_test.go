@@ -1,0 +1,40 @@
+package validators_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/validators"
+)
+
+// A command whose exit status says nothing about the work is refused
+// before anything runs, and nothing is appended.
+func ExampleRunner_Run() {
+	dir, _ := os.MkdirTemp("", "docket-example-")
+	defer os.RemoveAll(dir)
+	h, _ := home.At(dir)
+	var l validators.MemLedger
+	r, err := validators.NewRunner(h, &l)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := r.Run(context.Background(), validators.Request{
+		Session: "s1", Claim: "done", Validator: "command_zero_exit",
+		Args: json.RawMessage(`{"command":"go test ./... | tee test.log"}`), Cwd: dir,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Outcome)
+	fmt.Println(res.Reason)
+	fmt.Println(res.Hint)
+	// Output:
+	// refused
+	// weak arguments: command "go test ./... | tee test.log" always exits 0 (a pipeline ending in `tee test.log`), so it proves nothing; run the check that would fail if the work were wrong
+	// docket validate --claim done --validator command_zero_exit --args '{"command":["make","test"]}'
+}

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package validators
+
+import "os/exec"
+
+func setProcessGroup(cmd *exec.Cmd) {}
+
+func killProcessGroup(pid int) {}

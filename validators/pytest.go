@@ -1,0 +1,167 @@
+package validators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// pytestClass implements pytest_pass {target, required_runs, timeout}:
+// runs `<python> -m pytest -p no:cacheprovider target` required_runs
+// times with PYTEST_ADDOPTS, PYTEST_PLUGINS and color variables removed.
+// PASS when every run exits 0 and its summary line reports at least one
+// passed test and no failures or errors; "no tests ran" is FAIL. Refused:
+// an empty target, a target starting with "-", required_runs < 1.
+type pytestClass struct{}
+
+type pytestConfig struct {
+	Python string `yaml:"python"`
+}
+
+func init() { classes["pytest_pass"] = pytestClass{} }
+
+func (pytestClass) params() map[string]paramSpec {
+	return map[string]paramSpec{
+		"target":        {typ: "string", required: true},
+		"required_runs": {typ: "integer"},
+		"timeout":       {typ: "duration"},
+	}
+}
+
+func (pytestClass) config(raw yaml.RawMessage) (any, error) {
+	c := &pytestConfig{Python: "python3"}
+	if err := decodeConfig(raw, c); err != nil {
+		return nil, err
+	}
+	if c.Python == "" || strings.ContainsAny(c.Python, " \t") {
+		return nil, fmt.Errorf("python: want an interpreter name or path, got %q", c.Python)
+	}
+	return c, nil
+}
+
+func (pytestClass) check(a Args, d *Definition) error {
+	t := a.str("target")
+	switch {
+	case strings.TrimSpace(t) == "":
+		return errors.New("target is empty")
+	case strings.HasPrefix(t, "-"):
+		return fmt.Errorf("target %q looks like a flag", t)
+	case a.integer("required_runs") < 1:
+		return fmt.Errorf("required_runs is %d, want at least 1", a.integer("required_runs"))
+	case a.dur("timeout") <= 0:
+		return errors.New("timeout must be positive")
+	}
+	return nil
+}
+
+func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
+	py := x.def.config.(*pytestConfig).Python
+	if _, err := exec.LookPath(py); err != nil {
+		return nil, fmt.Errorf("pytest_pass: %s not found: %w", py, err)
+	}
+	argv := []string{py, "-m", "pytest", "-p", "no:cacheprovider", "--color=no", x.args.str("target")}
+	env := envWithout("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PY_COLORS", "FORCE_COLOR")
+	runs := int(x.args.integer("required_runs"))
+	timeout := x.args.dur("timeout")
+	out := &outcome{testsRun: -1}
+	for i := 1; i <= runs; i++ {
+		var last pytestSummary
+		lw := &lineWriter{fn: func(b []byte) {
+			if s, ok := parsePytestSummary(string(b)); ok {
+				last = s
+			}
+		}}
+		p, err := x.runProc(ctx, argv, env, timeout, fmt.Sprintf("run%d", i), lw)
+		if err != nil {
+			return nil, err
+		}
+		lw.Flush()
+		if !last.Found && strings.Contains(x.readArtifact(fmt.Sprintf("run%d.stderr", i)), "No module named pytest") {
+			return nil, fmt.Errorf("pytest_pass: pytest is not installed for %s", py)
+		}
+		out.runs = i
+		ran := last.Passed + last.Failed
+		if out.testsRun < 0 || ran < out.testsRun {
+			out.testsRun = ran
+		}
+		if reason := last.verdict(p, timeout.String()); reason != "" {
+			out.reason = fmt.Sprintf("run %d of %d: %s", i, runs, reason)
+			return out, nil
+		}
+	}
+	out.pass = true
+	return out, nil
+}
+
+// pytestSummary is pytest's final summary line, parsed.
+type pytestSummary struct {
+	Found                                             bool
+	Passed, Failed, Errors, Skipped, XFailed, XPassed int
+	NoTests                                           bool
+}
+
+var (
+	ansiRE      = regexp.MustCompile("\x1b\\[[0-9;]*m")
+	pySummaryRE = regexp.MustCompile(`^=*\s*(.*?)\s+in\s+[0-9.]+(?:s| seconds)(?:\s*\([0-9:.]+\))?\s*=*$`)
+	pyCountRE   = regexp.MustCompile(`^(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)$`)
+)
+
+// parsePytestSummary parses a summary line such as
+// "==== 1 failed, 2 passed, 1 warning in 0.05s ====" or, in quiet mode,
+// "2 passed in 0.01s". ok is false for any other line.
+func parsePytestSummary(line string) (pytestSummary, bool) {
+	line = strings.TrimSpace(ansiRE.ReplaceAllString(line, ""))
+	m := pySummaryRE.FindStringSubmatch(line)
+	if m == nil {
+		return pytestSummary{}, false
+	}
+	s := pytestSummary{Found: true}
+	if m[1] == "no tests ran" {
+		s.NoTests = true
+		return s, true
+	}
+	for _, part := range strings.Split(m[1], ", ") {
+		c := pyCountRE.FindStringSubmatch(part)
+		if c == nil {
+			return pytestSummary{}, false
+		}
+		n, _ := strconv.Atoi(c[1])
+		switch c[2] {
+		case "passed":
+			s.Passed = n
+		case "failed":
+			s.Failed = n
+		case "error", "errors":
+			s.Errors = n
+		case "skipped":
+			s.Skipped = n
+		case "xfailed":
+			s.XFailed = n
+		case "xpassed":
+			s.XPassed = n
+		}
+	}
+	return s, true
+}
+
+func (s pytestSummary) verdict(p *proc, timeout string) string {
+	switch {
+	case p.timedOut:
+		return "pytest timed out after " + timeout + " (process group killed)"
+	case !s.Found:
+		return fmt.Sprintf("no pytest summary line in the output (%s)", p.describe(0))
+	case s.Failed > 0 || s.Errors > 0:
+		return fmt.Sprintf("%d failed, %d errors", s.Failed, s.Errors)
+	case p.exitCode == 5 || s.NoTests || s.Passed == 0:
+		return "no test ran: nothing collected, or every test was skipped or deselected"
+	case p.exitCode != 0:
+		return fmt.Sprintf("pytest exited with status %d", p.exitCode)
+	}
+	return ""
+}
