@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/ledger"
+)
+
+func setupHome(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	h, _ := home.At(dir)
+	if _, err := ledger.Init(h); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKET_HOME", dir)
+	return dir
+}
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		stdin     string
+		noKeys    bool
+		wantOut   string // substring of stdout; "" means empty stdout
+		wantErr   string
+		wantUsage bool
+	}{
+		{name: "claim-free", stdin: `{"session_id":"s1","hook_event_name":"Stop","last_assistant_message":"Here is the plan."}`},
+		{name: "claim blocks", stdin: `{"session_id":"s1","hook_event_name":"Stop","last_assistant_message":"All done."}`, wantOut: `{"decision":"block","reason":"docket: your final message`},
+		{name: "subagent claim blocks", stdin: `{"session_id":"s1","hook_event_name":"SubagentStop","agent_id":"a1","last_assistant_message":"Merged."}`, wantOut: `"decision":"block"`},
+		{name: "no keys", noKeys: true, stdin: `{"session_id":"s1","hook_event_name":"Stop","last_assistant_message":"All done."}`, wantOut: "docket init", wantErr: "open ledger"},
+		{name: "not json", stdin: `garbage`, wantOut: `"decision":"block"`, wantErr: "hook payload"},
+		{name: "wrong event", stdin: `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash"}`, wantOut: `"decision":"block"`, wantErr: "not Stop"},
+		{name: "bad flag", args: []string{"--nope"}, wantUsage: true, wantErr: "flag provided but not defined"},
+		{name: "stray argument", args: []string{"payload.json"}, wantUsage: true, wantErr: "hint: the payload goes on stdin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.noKeys {
+				t.Setenv("DOCKET_HOME", t.TempDir())
+			} else {
+				setupHome(t)
+			}
+			var out, errb bytes.Buffer
+			err := run(context.Background(), tt.args, strings.NewReader(tt.stdin), &out, &errb)
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("err %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+			_, isUsage := err.(usageError)
+			if isUsage != tt.wantUsage {
+				t.Fatalf("usage error %v, want %v", isUsage, tt.wantUsage)
+			}
+			if tt.wantOut == "" && out.Len() != 0 {
+				t.Fatalf("stdout %q, want nothing", out.String())
+			}
+			if tt.wantOut != "" {
+				if !strings.Contains(out.String(), tt.wantOut) {
+					t.Fatalf("stdout %q lacks %q", out.String(), tt.wantOut)
+				}
+				if !json.Valid(out.Bytes()) || strings.Count(out.String(), "\n") != 1 {
+					t.Fatalf("stdout is not exactly one JSON answer: %q", out.String())
+				}
+			}
+			if tt.wantUsage && !strings.Contains(errb.String(), "Exit codes:") {
+				t.Fatalf("no usage on stderr: %q", errb.String())
+			}
+		})
+	}
+}
+
+// BenchmarkRun measures one whole gate decision in process, policies
+// included; the transcript case reads the largest real transcript.
+func BenchmarkRun(b *testing.B) {
+	rd := os.Getenv("REALDATA")
+	if rd == "" {
+		rd = filepath.Join("..", "..", "..", "shared", "realdata")
+	}
+	real := filepath.Join(rd, "transcripts", "templar__chat.jsonl")
+	cases := map[string]string{
+		"stdin-no-claims": `{"session_id":"s1","hook_event_name":"Stop","last_assistant_message":"Here is how the parser works."}`,
+		"stdin-claims":    `{"session_id":"s1","hook_event_name":"Stop","last_assistant_message":"All done, tests pass."}`,
+	}
+	if _, err := os.Stat(real); err == nil {
+		cases["largest-real-transcript"] = `{"session_id":"s2","hook_event_name":"Stop","transcript_path":"` + real + `"}`
+	}
+	for name, payload := range cases {
+		b.Run(name, func(b *testing.B) {
+			setupHome(b)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				var out bytes.Buffer
+				run(context.Background(), nil, strings.NewReader(payload), &out, &bytes.Buffer{})
+			}
+		})
+	}
+}

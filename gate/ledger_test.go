@@ -1,0 +1,83 @@
+package gate
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/docket/docket/hooks"
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/ledger"
+)
+
+// TestGateRealLedger runs the gate over the real ledger: an edit, a
+// block, validator passes, an allow, a stale block, and a replayed
+// validator_pass line that verification catches.
+func TestGateRealLedger(t *testing.T) {
+	h, _ := home.At(t.TempDir())
+	if _, err := ledger.Init(h); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func() {
+		t.Helper()
+		if _, err := l.Append("s1", ledger.Record{Kind: ledger.KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Edit",
+			Artifacts: []ledger.Artifact{{Name: "input.json", Data: strings.NewReader(`{"file_path":"/w/a.go","old_string":"a","new_string":"b"}`)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass := func(claim string) {
+		t.Helper()
+		if _, err := l.Append("s1", ledger.Record{Kind: ledger.KindValidatorPass, Runtime: "docket", Event: "validate", Tool: "go_test_pass",
+			Body: map[string]any{"claim": claim, "validator": "go_test_pass", "args": map[string]any{"package": "./...", "required_runs": 2}, "cwd": "/w", "result": "pass"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, SessionID: "s1", LastAssistantMessage: "All done, tests pass.", HasLastAssistantMessage: true}
+	step := func(want Outcome, reason string) {
+		t.Helper()
+		r := g.Stop(ev)
+		if r.Outcome != want || !strings.Contains(r.Answer.Reason, reason) {
+			t.Fatalf("outcome %s, want %s; reason %q lacks %q", r.Outcome, want, r.Answer.Reason, reason)
+		}
+	}
+	edit()
+	step(Block, "no validator_pass for done")
+	pass("done")
+	pass("tests_pass")
+	step(Allow, "")
+	edit()
+	step(Block, "stale")
+	pass("done")
+	pass("tests_pass")
+	step(Allow, "")
+
+	// Replay the last validator_pass line at the end of the file.
+	p := h.LedgerPath("s1")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	var replay string
+	for _, ln := range lines {
+		if strings.Contains(ln, `"kind":"validator_pass"`) {
+			replay = ln
+		}
+	}
+	edit() // makes the passes stale, so only a replayed pass could help
+	if err := os.WriteFile(p, append(b, replay...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ReadVerified("s1"); err == nil {
+		t.Fatal("replayed line verified")
+	}
+	step(Fail, "docket verify --session s1")
+}

@@ -1,0 +1,158 @@
+package gate
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/docket/docket/policies"
+)
+
+// labelled is one labelled final message in testdata/gate.
+type labelled struct {
+	ID     string   `json:"id"`
+	Source string   `json:"source"`
+	Claims []string `json:"claims"`
+	Text   string   `json:"text"`
+}
+
+func readLabelled(t *testing.T, name string) []labelled {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", "gate", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []labelled
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l labelled
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, c := range l.Claims {
+			if !isType(c) {
+				t.Fatalf("%s: %s: unknown claim type %q", name, l.ID, c)
+			}
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func isType(c string) bool {
+	for _, t := range policies.ClaimTypes {
+		if t == c {
+			return true
+		}
+	}
+	return false
+}
+
+// TestClaimDetectionMeasured scores claim detection over labelled real
+// final messages (labels.jsonl, which the lexicon was tuned on),
+// hand-written hard cases (hard_cases.jsonl) and real messages labelled
+// after tuning and never tuned on (heldout.jsonl). Each (message, claim type) pair counts once: a
+// labelled type not detected is a miss (a bypass), a detected type not
+// labelled a false alarm (a needless block).
+func TestClaimDetectionMeasured(t *testing.T) {
+	lex, err := policies.DefaultClaims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := readLabelled(t, "labels.jsonl")
+	hard := readLabelled(t, "hard_cases.jsonl")
+	held := readLabelled(t, "heldout.jsonl")
+	if len(real) < 60 {
+		t.Fatalf("%d real labelled messages, want at least 60", len(real))
+	}
+	type score struct{ tp, fp, fn int }
+	var total, realOnly, heldOnly score
+	perType := map[string]*score{}
+	for si, set := range [][]labelled{real, hard, held} {
+		for _, l := range set {
+			claims := Extract(l.Text, lex)
+			got := map[string]bool{}
+			for _, ty := range ClaimTypesOf(claims) {
+				got[ty] = true
+			}
+			want := map[string]bool{}
+			for _, c := range l.Claims {
+				want[c] = true
+			}
+			for _, ty := range policies.ClaimTypes {
+				s := perType[ty]
+				if s == nil {
+					s = &score{}
+					perType[ty] = s
+				}
+				var d score
+				switch {
+				case got[ty] && want[ty]:
+					d.tp++
+				case got[ty]:
+					d.fp++
+					t.Logf("false alarm %s in %s: %s", ty, l.ID, sentencesOf(claims, ty))
+				case want[ty]:
+					d.fn++
+					t.Logf("miss %s in %s", ty, l.ID)
+				}
+				s.tp, s.fp, s.fn = s.tp+d.tp, s.fp+d.fp, s.fn+d.fn
+				total.tp, total.fp, total.fn = total.tp+d.tp, total.fp+d.fp, total.fn+d.fn
+				if si == 0 {
+					realOnly.tp, realOnly.fp, realOnly.fn = realOnly.tp+d.tp, realOnly.fp+d.fp, realOnly.fn+d.fn
+				}
+				if si == 2 {
+					heldOnly.tp, heldOnly.fp, heldOnly.fn = heldOnly.tp+d.tp, heldOnly.fp+d.fp, heldOnly.fn+d.fn
+				}
+			}
+		}
+	}
+	ratio := func(a, b int) float64 {
+		if b == 0 {
+			return 1
+		}
+		return float64(a) / float64(b)
+	}
+	recall := ratio(total.tp, total.tp+total.fn)
+	precision := ratio(total.tp, total.tp+total.fp)
+	t.Logf("messages: %d real (tuning set), %d hand-written hard cases, %d real held out", len(real), len(hard), len(held))
+	t.Logf("all:  recall %.3f (%d/%d)  precision %.3f (%d/%d)", recall, total.tp, total.tp+total.fn, precision, total.tp, total.tp+total.fp)
+	t.Logf("real: recall %.3f (%d/%d)  precision %.3f (%d/%d)", ratio(realOnly.tp, realOnly.tp+realOnly.fn), realOnly.tp, realOnly.tp+realOnly.fn,
+		ratio(realOnly.tp, realOnly.tp+realOnly.fp), realOnly.tp, realOnly.tp+realOnly.fp)
+	t.Logf("held: recall %.3f (%d/%d)  precision %.3f (%d/%d)", ratio(heldOnly.tp, heldOnly.tp+heldOnly.fn), heldOnly.tp, heldOnly.tp+heldOnly.fn,
+		ratio(heldOnly.tp, heldOnly.tp+heldOnly.fp), heldOnly.tp, heldOnly.tp+heldOnly.fp)
+	var types []string
+	for ty := range perType {
+		types = append(types, ty)
+	}
+	sort.Strings(types)
+	for _, ty := range types {
+		s := perType[ty]
+		t.Logf("  %-10s tp %3d fp %3d fn %3d", ty, s.tp, s.fp, s.fn)
+	}
+	if recall < 0.95 {
+		t.Errorf("recall %.3f below 0.95", recall)
+	}
+	if precision < 0.90 {
+		t.Errorf("precision %.3f below 0.90", precision)
+	}
+}
+
+func sentencesOf(claims []Claim, ty string) string {
+	var s []string
+	for _, c := range claims {
+		if c.Type == ty {
+			s = append(s, "«"+c.Match+"» in "+c.Sentence)
+		}
+	}
+	return strings.Join(s, " | ")
+}

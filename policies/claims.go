@@ -1,0 +1,392 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/docket/docket/internal/home"
+)
+
+// ClaimsFile is the name of the claim lexicon policy.
+const ClaimsFile = "claims.yaml"
+
+// ClaimTypes are the claim types docket knows, in the order the gate
+// reports them. A lexicon must define each exactly once.
+var ClaimTypes = []string{"done", "fixed", "tests_pass", "shipped", "blocked", "delegation"}
+
+// Claims is the parsed claim lexicon (claims.yaml): how the gate finds
+// claims in a final message, and which tool calls count as file writes.
+type Claims struct {
+	// BlockCap is how many consecutive blocks of one session the gate
+	// issues before it lets a stop through, released unsupported.
+	BlockCap int
+	// AnomalyMinBytes: a transcript at least this large that yields no
+	// assistant text is an extraction anomaly.
+	AnomalyMinBytes int64
+
+	Types []ClaimRule // in ClaimTypes order
+
+	NegationWindow int
+	Negation       []*regexp.Regexp
+	FutureWindow   int
+	Future         []*regexp.Regexp
+	Temporal       []*regexp.Regexp
+
+	WriteTools []*regexp.Regexp // anchored
+	WriteBash  []*regexp.Regexp // against the command with quotes blanked
+	WriteRaw   []*regexp.Regexp // against the raw command
+
+	src Source
+}
+
+// ClaimRule says how one claim type is recognised.
+type ClaimRule struct {
+	Type string
+	// Literals, when not nil, are lowercase strings at least one of which
+	// every match of every pattern contains: a sentence whose lowercased
+	// text contains none of them cannot match, and is skipped without
+	// running the patterns.
+	Literals []string
+	Patterns []*regexp.Regexp
+	Exclude  []*regexp.Regexp
+	// InQuestions: a match in a question still counts.
+	InQuestions bool
+	// InFuture: a match after a future or conditional cue still counts.
+	InFuture bool
+	// Negatable: a negation cue before the match cancels it.
+	Negatable bool
+}
+
+// Source returns the policy file the lexicon was parsed from.
+func (c *Claims) Source() Source { return c.src }
+
+// Rule returns the rule of a claim type, or nil.
+func (c *Claims) Rule(claim string) *ClaimRule {
+	for i := range c.Types {
+		if c.Types[i].Type == claim {
+			return &c.Types[i]
+		}
+	}
+	return nil
+}
+
+// IsWriteTool reports whether a tool call of that name modifies files
+// whatever its input.
+func (c *Claims) IsWriteTool(tool string) bool {
+	for _, re := range c.WriteTools {
+		if re.MatchString(tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsWriteCommand reports whether a Bash command is marked as a write.
+func (c *Claims) IsWriteCommand(cmd string) bool {
+	for _, re := range c.WriteRaw {
+		if re.MatchString(cmd) {
+			return true
+		}
+	}
+	blanked := blankQuotes(cmd)
+	for _, re := range c.WriteBash {
+		if re.MatchString(blanked) {
+			return true
+		}
+	}
+	return false
+}
+
+// blankQuotes replaces the insides of shell quotes with underscores,
+// keeping the quotes, so patterns see the command's structure only. An
+// unterminated quote blanks to the end.
+func blankQuotes(cmd string) string {
+	b := []byte(cmd)
+	var q byte
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case q == 0 && (c == '\'' || c == '"'):
+			q = c
+		case q != 0 && c == q:
+			q = 0
+		case q == '"' && c == '\\' && i+1 < len(b):
+			b[i], b[i+1] = '_', '_'
+			i++
+		case q != 0:
+			b[i] = '_'
+		case c == '\\' && i+1 < len(b):
+			i++
+		}
+	}
+	return string(b)
+}
+
+// LoadClaims loads claims.yaml from h, or the embedded default.
+func LoadClaims(h home.Home) (*Claims, error) {
+	src, err := Load(h, ClaimsFile)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaims(src)
+}
+
+// DefaultClaims parses the embedded default lexicon.
+func DefaultClaims() (*Claims, error) {
+	data, err := Default(ClaimsFile)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaims(Source{Name: ClaimsFile, Origin: "embedded:" + ClaimsFile, Data: data})
+}
+
+type claimsYAML struct {
+	Version         int   `yaml:"version"`
+	BlockCap        *int  `yaml:"block_cap"`
+	AnomalyMinBytes int64 `yaml:"anomaly_min_bytes"`
+	Negation        struct {
+		Window int      `yaml:"window"`
+		Cues   []string `yaml:"cues"`
+	} `yaml:"negation"`
+	Future struct {
+		Window   int      `yaml:"window"`
+		Cues     []string `yaml:"cues"`
+		Temporal []string `yaml:"temporal"`
+	} `yaml:"future"`
+	Claims []struct {
+		Type        string   `yaml:"type"`
+		Patterns    []string `yaml:"patterns"`
+		Exclude     []string `yaml:"exclude"`
+		InQuestions bool     `yaml:"in_questions"`
+		InFuture    bool     `yaml:"in_future"`
+		Negatable   *bool    `yaml:"negatable"`
+	} `yaml:"claims"`
+	Writes struct {
+		Tools []string `yaml:"tools"`
+		Bash  []string `yaml:"bash"`
+		Raw   []string `yaml:"bash_raw"`
+	} `yaml:"writes"`
+}
+
+var errClaimsVersion = errors.New("unsupported claims.yaml version (want 1)")
+
+// ParseClaims parses a claim lexicon. Unknown keys, a missing or repeated
+// claim type, an unknown claim type and invalid regular expressions are
+// errors (*Error); nothing is defaulted from a broken file.
+func ParseClaims(src Source) (*Claims, error) {
+	fail := func(err error) (*Claims, error) { return nil, &Error{Origin: src.Origin, Err: err} }
+	var y claimsYAML
+	if err := yaml.UnmarshalWithOptions(src.Data, &y, yaml.Strict()); err != nil {
+		return fail(fmt.Errorf("parse: %w", err))
+	}
+	if y.Version != 1 {
+		return fail(errClaimsVersion)
+	}
+	c := &Claims{
+		BlockCap:        3,
+		AnomalyMinBytes: y.AnomalyMinBytes,
+		NegationWindow:  y.Negation.Window,
+		FutureWindow:    y.Future.Window,
+		src:             src,
+	}
+	if y.BlockCap != nil {
+		if *y.BlockCap < 1 {
+			return fail(errors.New("block_cap must be at least 1"))
+		}
+		c.BlockCap = *y.BlockCap
+	}
+	if c.AnomalyMinBytes <= 0 {
+		c.AnomalyMinBytes = 50 << 10
+	}
+	if c.NegationWindow <= 0 {
+		c.NegationWindow = 6
+	}
+	if c.FutureWindow <= 0 {
+		c.FutureWindow = 12
+	}
+	var err error
+	if c.Negation, err = compileCues("negation", y.Negation.Cues); err != nil {
+		return fail(err)
+	}
+	if c.Future, err = compileCues("future", y.Future.Cues); err != nil {
+		return fail(err)
+	}
+	if c.Temporal, err = compileCues("future.temporal", y.Future.Temporal); err != nil {
+		return fail(err)
+	}
+	byType := map[string]ClaimRule{}
+	for i, cy := range y.Claims {
+		if !isClaimType(cy.Type) {
+			return fail(fmt.Errorf("claims[%d]: unknown claim type %q", i, cy.Type))
+		}
+		if _, dup := byType[cy.Type]; dup {
+			return fail(fmt.Errorf("claims[%d]: claim type %q defined twice", i, cy.Type))
+		}
+		if len(cy.Patterns) == 0 {
+			return fail(fmt.Errorf("claims[%d] (%s): no patterns", i, cy.Type))
+		}
+		r := ClaimRule{Type: cy.Type, InQuestions: cy.InQuestions, InFuture: cy.InFuture, Negatable: true}
+		if cy.Negatable != nil {
+			r.Negatable = *cy.Negatable
+		}
+		if r.Patterns, err = compileAll(cy.Type+".patterns", cy.Patterns, "(?i)", ""); err != nil {
+			return fail(err)
+		}
+		for _, re := range r.Patterns {
+			if hasGroup(re, "n") != hasGroup(re, "m") {
+				return fail(fmt.Errorf("%s: pattern %q: named groups n and m go together", cy.Type, re))
+			}
+		}
+		r.Literals = ruleLiterals(cy.Patterns)
+		if r.Exclude, err = compileAll(cy.Type+".exclude", cy.Exclude, "(?i)", ""); err != nil {
+			return fail(err)
+		}
+		byType[cy.Type] = r
+	}
+	for _, t := range ClaimTypes {
+		r, ok := byType[t]
+		if !ok {
+			return fail(fmt.Errorf("claim type %q not defined", t))
+		}
+		c.Types = append(c.Types, r)
+	}
+	if c.WriteTools, err = compileAll("writes.tools", y.Writes.Tools, "^(?:", ")$"); err != nil {
+		return fail(err)
+	}
+	if c.WriteBash, err = compileAll("writes.bash", y.Writes.Bash, "", ""); err != nil {
+		return fail(err)
+	}
+	if c.WriteRaw, err = compileAll("writes.bash_raw", y.Writes.Raw, "", ""); err != nil {
+		return fail(err)
+	}
+	return c, nil
+}
+
+func isClaimType(t string) bool {
+	for _, c := range ClaimTypes {
+		if c == t {
+			return true
+		}
+	}
+	return false
+}
+
+func hasGroup(re *regexp.Regexp, name string) bool { return re.SubexpIndex(name) >= 0 }
+
+// compileCues compiles cue phrases into regexps matching a whole cue at
+// word boundaries, case-insensitively. A cue starting with a non-letter
+// ("n't", "'ll") matches as a word suffix.
+func compileCues(field string, cues []string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for i, cue := range cues {
+		cue = strings.TrimSpace(cue)
+		if cue == "" {
+			return nil, fmt.Errorf("%s[%d]: empty cue", field, i)
+		}
+		pre := `\b`
+		if r := cue[0]; !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') || strings.HasPrefix(cue, "n't") {
+			pre = ``
+		}
+		re, err := regexp.Compile(`(?i)` + pre + `(?:` + cue + `)\b`)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+func compileAll(field string, pats []string, pre, post string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for i, p := range pats {
+		if strings.TrimSpace(p) == "" {
+			return nil, fmt.Errorf("%s[%d]: empty pattern", field, i)
+		}
+		re, err := regexp.Compile(pre + p + post)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+// ruleLiterals returns lowercase literals one of which any match of any
+// of the patterns must contain, or nil when some pattern has no such
+// literal. It works on the parsed regexp: a concatenation requires what
+// any of its parts requires, an alternation the union of its branches.
+func ruleLiterals(patterns []string) []string {
+	var all []string
+	for _, p := range patterns {
+		re, err := syntax.Parse("(?i)"+p, syntax.Perl)
+		if err != nil {
+			return nil
+		}
+		lits := required(re.Simplify())
+		if lits == nil {
+			return nil
+		}
+		all = append(all, lits...)
+	}
+	return all
+}
+
+func required(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{strings.ToLower(string(re.Rune))}
+	case syntax.OpCharClass:
+		// A small class (e.g. ✅|✔ factored by the parser) is a set of
+		// one-rune literals.
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i+1]-re.Rune[i] > 8 || len(out) > 16 {
+				return nil
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				out = append(out, strings.ToLower(string(r)))
+			}
+		}
+		return out
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best []string
+		for _, sub := range re.Sub {
+			if l := required(sub); l != nil && (best == nil || shortest(l) > shortest(best)) {
+				best = l
+			}
+		}
+		return best
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			l := required(sub)
+			if l == nil {
+				return nil
+			}
+			out = append(out, l...)
+		}
+		return out
+	}
+	return nil
+}
+
+func shortest(l []string) int {
+	n := -1
+	for _, s := range l {
+		if n < 0 || len(s) < n {
+			n = len(s)
+		}
+	}
+	return n
+}
