@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# All benchmarks: the whole-process scripts and the in-process Go
+# benchmarks. Each prints medians and ratios; see the script for targets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "### ledger"; bench/ledger.sh
+echo; echo "### judge"; bench/judge.sh
+echo; echo "### gate, store (in-process)"
+go test -run=NONE -bench=. -benchtime=20x ./gate ./cmd/docket-gate
+go test -run=NONE -bench=. ./store/...
