@@ -1,0 +1,404 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/policies"
+)
+
+// PolicySet is every policy the judge decides under, loaded as one
+// snapshot: replace the whole set to reload, never part of it.
+type PolicySet struct {
+	Tools   *policies.Tools
+	Judges  *policies.Judges
+	Sources []policies.Source
+	// Version is policies.Version over every source.
+	Version string
+	// Delegates names the delegate judges.md files merged over the floor.
+	Delegates []string
+}
+
+// NewPolicySet assembles a set from parsed parts.
+func NewPolicySet(tools *policies.Tools, toolsSrc policies.Source, judges *policies.Judges) *PolicySet {
+	srcs := append([]policies.Source{toolsSrc}, judges.Sources...)
+	var dels []string
+	for _, s := range judges.Sources[1:] {
+		dels = append(dels, s.Origin)
+	}
+	return &PolicySet{Tools: tools, Judges: judges, Sources: srcs, Version: policies.Version(srcs...), Delegates: dels}
+}
+
+// LoadPolicySet loads tools.yaml and judges.md under h (or the embedded
+// defaults) and merges the delegate judges.md files at delegatePaths
+// (missing ones are skipped).
+//
+// Parsing YAML costs a hook process more than everything else it does,
+// so the parsed set is cached under the run directory, keyed by the
+// policy_version of the exact source bytes: any change to any source
+// misses the cache and is parsed (and validated) afresh.
+func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
+	tsrc, err := policies.Load(h, policies.ToolsFile)
+	if err != nil {
+		return nil, fmt.Errorf("load tools.yaml: %w", err)
+	}
+	jsrc, err := policies.Load(h, policies.JudgesFile)
+	if err != nil {
+		return nil, fmt.Errorf("load judges.md: %w", err)
+	}
+	var dels []policies.Source
+	for _, p := range delegatePaths {
+		s, err := policies.LoadFile(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("load judges.md: %w", err)
+		}
+		dels = append(dels, s)
+	}
+	srcs := append([]policies.Source{tsrc, jsrc}, dels...)
+	version := policies.Version(srcs...)
+	cache := ""
+	if h.Root != "" {
+		cache = filepath.Join(h.RunDir(), "policy-cache", strings.TrimPrefix(version, "pv1:")+".json")
+		if set := readPolicyCache(cache, version, srcs); set != nil {
+			return set, nil
+		}
+	}
+	tools, err := policies.ParseTools(tsrc)
+	if err != nil {
+		return nil, fmt.Errorf("load tools.yaml: %w", err)
+	}
+	j, err := policies.ResolveJudges(jsrc, dels...)
+	if err != nil {
+		return nil, fmt.Errorf("load judges.md: %w", err)
+	}
+	set := NewPolicySet(tools, tsrc, j)
+	if cache != "" {
+		writePolicyCache(cache, set)
+	}
+	return set, nil
+}
+
+type policyCache struct {
+	Version string
+	Tools   *policies.Tools
+	Judges  *policies.Judges
+}
+
+func readPolicyCache(path, version string, srcs []policies.Source) *PolicySet {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var c policyCache
+	if err := json.Unmarshal(b, &c); err != nil || c.Version != version || c.Tools == nil || c.Judges == nil || len(c.Judges.Classes) != len(policies.RiskClasses) {
+		return nil
+	}
+	c.Judges.Sources = srcs[1:]
+	return NewPolicySet(c.Tools, srcs[0], c.Judges)
+}
+
+func writePolicyCache(path string, set *PolicySet) {
+	j := *set.Judges
+	j.Sources = nil
+	b, err := json.Marshal(policyCache{Version: set.Version, Tools: set.Tools, Judges: &j})
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	_ = home.WriteFileAtomic(path, b, 0o600)
+}
+
+// DelegatePaths lists the delegate judges.md files for a call: the
+// `.docket/judges.md` of every directory from the project root down to
+// cwd (subdirectory delegates), then `.docket/judges.<agent_type>.md` at
+// the project root (subagent delegate). Paths need not exist.
+func DelegatePaths(projectRoot, cwd, agentType string) []string {
+	if projectRoot == "" {
+		projectRoot = cwd
+	}
+	if projectRoot == "" {
+		return nil
+	}
+	var out []string
+	root := filepath.Clean(projectRoot)
+	dirs := []string{root}
+	if cwd != "" && within(root, filepath.Clean(cwd)) {
+		rel, _ := filepath.Rel(root, filepath.Clean(cwd))
+		d := root
+		if rel != "." {
+			for _, part := range strings.Split(rel, string(filepath.Separator)) {
+				d = filepath.Join(d, part)
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	for _, d := range dirs {
+		out = append(out, filepath.Join(d, ".docket", policies.JudgesFile))
+	}
+	if agentType != "" && home.ValidSessionID(agentType) {
+		out = append(out, filepath.Join(root, ".docket", "judges."+agentType+".md"))
+	}
+	return out
+}
+
+// PolicyJudge is the deterministic judge that always runs first: built-in
+// protections, the registry's execution mode and agent allowlist, deny /
+// escalate / revise / allow rules, and write-path restrictions. It reads
+// only its snapshot and the proposal and is safe for concurrent use.
+type PolicyJudge struct {
+	set    *PolicySet
+	prot   Protector
+	closed atomic.Bool
+}
+
+// NewPolicyJudge returns a policy judge over set, protecting state root h.
+func NewPolicyJudge(set *PolicySet, h home.Home) *PolicyJudge {
+	uh, _ := os.UserHomeDir()
+	return &PolicyJudge{set: set, prot: Protector{Home: h, UserHome: uh, XDGState: os.Getenv("XDG_STATE_HOME")}}
+}
+
+// WithProtector replaces the judge's protector (tests pin the user home).
+func (j *PolicyJudge) WithProtector(p Protector) *PolicyJudge {
+	return &PolicyJudge{set: j.set, prot: p}
+}
+
+func (j *PolicyJudge) JudgeID() string         { return "policy" }
+func (j *PolicyJudge) PolicyVersion() string   { return j.set.Version }
+func (j *PolicyJudge) SupportsReadAudit() bool { return true }
+func (j *PolicyJudge) Close() error            { j.closed.Store(true); return nil }
+func (j *PolicyJudge) SupportedOutcomes() []Outcome {
+	return []Outcome{Allow, Block, Revise, Escalate}
+}
+
+// Evaluate implements JudgeBackend.
+func (j *PolicyJudge) Evaluate(ctx context.Context, p *ActionProposal, jc *JudgmentContext) (Judgment, error) {
+	if p == nil {
+		return Judgment{}, &Error{Kind: KindProposalInvalid, Judge: "policy", Err: ErrNilProposal}
+	}
+	if err := ctx.Err(); err != nil {
+		return Judgment{}, &Error{Kind: KindUnavailable, Judge: "policy", Err: err}
+	}
+	cost := Cost{Source: "judge"}
+	if v := j.prot.Check(p); v != nil {
+		return Judgment{Outcome: Block, Reason: v.Reason, RuleIDs: []string{v.Rule}, Confidence: "high", Cost: cost}, nil
+	}
+	spec := p.Context.Spec
+	if p.Context.SpecFound {
+		switch spec.Execution {
+		case policies.ExecDisabled:
+			return Judgment{Outcome: Block, Reason: "tool " + p.Tool.Name + " is disabled in the tools registry; use another tool or ask the user to enable it", RuleIDs: []string{"registry:disabled"}, Confidence: "high", Cost: cost}, nil
+		}
+		if len(spec.Agents) > 0 {
+			agent := "main"
+			if p.Actor.Role != nil {
+				agent = *p.Actor.Role
+			}
+			if !slices.Contains(spec.Agents, agent) && !slices.Contains(spec.Agents, p.Actor.AgentID) {
+				return Judgment{Outcome: Block, Reason: fmt.Sprintf("agent %q may not use %s (allowed: %s); hand the step to an allowed agent", agent, p.Tool.Name, strings.Join(spec.Agents, ", ")), RuleIDs: []string{"registry:agents"}, Confidence: "high", Cost: cost}, nil
+			}
+		}
+	}
+	vars := j.vars(p)
+	paths := j.targetPaths(p)
+	var deny, esc, rev, allow *policies.Rule
+	var ids []string
+	for i := range j.set.Tools.Rules {
+		r := &j.set.Tools.Rules[i]
+		if !ruleMatches(r, p, paths, vars) {
+			continue
+		}
+		ids = append(ids, r.ID)
+		switch r.Effect {
+		case policies.EffectDeny:
+			if deny == nil {
+				deny = r
+			}
+		case policies.EffectEscalate:
+			if esc == nil {
+				esc = r
+			}
+		case policies.EffectRevise:
+			if rev == nil {
+				rev = r
+			}
+		case policies.EffectAllow:
+			if allow == nil {
+				allow = r
+			}
+		}
+	}
+	switch {
+	case deny != nil:
+		return Judgment{Outcome: Block, Reason: deny.Reason + " (rule " + deny.ID + ")", RuleIDs: ids, Confidence: "high", Cost: cost}, nil
+	}
+	if spec.Writes && len(j.set.Tools.WritePaths) > 0 {
+		for _, ap := range paths {
+			ok := false
+			for _, g := range j.set.Tools.WritePaths {
+				if policies.Glob(expand(g, vars), ap) || policies.Glob(expand(g, vars), ap+"/") {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return Judgment{Outcome: Block, Reason: "write to " + ap + " is outside the allowed write paths (" + strings.Join(expandAll(j.set.Tools.WritePaths, vars), ", ") + "); write inside the project or ask the user", RuleIDs: append(ids, "write_paths"), Confidence: "high", Cost: cost}, nil
+			}
+		}
+	}
+	switch {
+	case esc != nil:
+		return Judgment{Outcome: Escalate, Reason: esc.Reason + " (rule " + esc.ID + ")", RuleIDs: ids, Confidence: "high", Cost: cost}, nil
+	case spec.Execution == policies.ExecReview || spec.Validation == policies.ValidateStrict:
+		return Judgment{Outcome: Escalate, Reason: "the tools registry requires human review for " + p.Tool.Name, RuleIDs: append(ids, "registry:review"), Confidence: "high", Cost: cost}, nil
+	case rev != nil && !(jc != nil && jc.Policy.Revised):
+		jm := Judgment{Outcome: Revise, Reason: rev.Reason + " (rule " + rev.ID + ")", RuleIDs: ids, Confidence: "high", Cost: cost}
+		if rev.Rewrite != nil {
+			if amended, ok := rewriteInput(p.Input, rev.Rewrite); ok {
+				jm.Amendment = amended
+				return jm, nil
+			}
+		}
+		jm.RequiredRevision = rev.Reason
+		return jm, nil
+	case rev != nil:
+		// the amended proposal still matches: a second revise
+		return Judgment{Outcome: Revise, Reason: rev.Reason + " (rule " + rev.ID + ", after revision)", RequiredRevision: rev.Reason, RuleIDs: ids, Confidence: "high", Cost: cost}, nil
+	case allow != nil:
+		return Judgment{Outcome: Allow, Reason: "allowed by rule " + allow.ID, RuleIDs: ids, Confidence: "high", Cost: cost, AutoApprove: true}, nil
+	}
+	return Judgment{Outcome: Allow, Reason: "no policy objects", RuleIDs: ids, Confidence: "high", Cost: cost}, nil
+}
+
+func rewriteInput(input json.RawMessage, rw *policies.Rewrite) (json.RawMessage, bool) {
+	var m map[string]any
+	if err := json.Unmarshal(input, &m); err != nil {
+		return nil, false
+	}
+	s, ok := m[rw.Field].(string)
+	if !ok || !strings.Contains(s, rw.From) {
+		return nil, false
+	}
+	m[rw.Field] = strings.ReplaceAll(s, rw.From, rw.To)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+func (j *PolicyJudge) vars(p *ActionProposal) map[string]string {
+	tmp := os.TempDir()
+	return map[string]string{"project": p.Context.ProjectRoot, "cwd": p.Context.Cwd, "home": j.prot.UserHome, "tmp": tmp}
+}
+
+func expand(g string, vars map[string]string) string {
+	if !strings.Contains(g, "${") {
+		return g
+	}
+	for k, v := range vars {
+		if v == "" {
+			v = "\x00unset"
+		}
+		g = strings.ReplaceAll(g, "${"+k+"}", v)
+	}
+	return g
+}
+
+func expandAll(gs []string, vars map[string]string) []string {
+	out := make([]string, 0, len(gs))
+	seen := map[string]bool{}
+	for _, g := range gs {
+		if x := expand(g, vars); !seen[x] && !strings.Contains(x, "\x00") {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// targetPaths returns the cleaned absolute paths the call targets.
+func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
+	var out []string
+	if sh := p.Context.Shell; sh != nil {
+		for _, s := range sh.Segments {
+			dir := s.Cwd
+			if dir == "" {
+				dir = p.Context.Cwd
+			}
+			for _, w := range pathWords(s) {
+				if ap := j.prot.resolve(w, dir); ap != "" && (strings.ContainsAny(w, "/~.") || strings.HasPrefix(w, "$")) {
+					out = append(out, ap)
+				}
+			}
+		}
+		return out
+	}
+	if p.Action.Target != nil && (p.Tool.Kind == "file" || strings.ContainsAny(*p.Action.Target, "/")) {
+		if ap := j.prot.resolve(*p.Action.Target, p.Context.Cwd); ap != "" {
+			out = append(out, ap)
+		}
+	}
+	return out
+}
+
+func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[string]string) bool {
+	if r.Tool != "" && !policies.Glob(r.Tool, p.Tool.Name) {
+		return false
+	}
+	if r.MinClass != "" && p.Action.RiskClass.Rank() < r.MinClass.Rank() {
+		return false
+	}
+	if len(r.Agents) > 0 {
+		role := "main"
+		if p.Actor.Role != nil {
+			role = *p.Actor.Role
+		}
+		if !slices.Contains(r.Agents, role) && !slices.Contains(r.Agents, p.Actor.AgentID) {
+			return false
+		}
+	}
+	if r.Command != "" {
+		sh := p.Context.Shell
+		if sh == nil {
+			return false
+		}
+		hit := false
+		for _, s := range sh.Segments {
+			if policies.Glob(r.Command, s.String()) {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	if r.Path != "" {
+		pat := expand(r.Path, vars)
+		hit := false
+		for _, ap := range paths {
+			if policies.Glob(pat, ap) {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}

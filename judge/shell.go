@@ -1,0 +1,941 @@
+package judge
+
+import (
+	"path"
+	"strings"
+
+	"github.com/docket/docket/policies"
+)
+
+// maxShellDepth bounds nested command substitutions and `sh -c` strings.
+const maxShellDepth = 4
+
+// Segment is one simple command of a shell line, after sudo, env
+// assignments and wrappers (nohup, time, timeout, xargs, …) are stripped.
+type Segment struct {
+	Argv      []string // argv[0] is the command as written
+	Sudo      bool
+	Redirects []string // files written by >, >>, 2>, &> …
+	Inputs    []string // files read by <
+	// Cwd is the working directory the segment runs in, as far as the
+	// line's own `cd`s show; "" when unknown.
+	Cwd string
+}
+
+// Name is the segment's command name without its directory.
+func (s Segment) Name() string {
+	if len(s.Argv) == 0 {
+		return ""
+	}
+	return path.Base(s.Argv[0])
+}
+
+// String is the segment's argv joined by single spaces; rules match it.
+func (s Segment) String() string { return strings.Join(s.Argv, " ") }
+
+// CommandClass is the Bash classifier's verdict on one command line.
+type CommandClass struct {
+	Class    policies.RiskClass
+	Reasons  []string // one short reason per escalation of the class
+	Segments []Segment
+}
+
+func (c *CommandClass) raise(to policies.RiskClass, reason string) {
+	if to.Rank() > c.Class.Rank() {
+		c.Class = to
+	}
+	if to.Rank() >= policies.ReversibleWrite.Rank() && reason != "" {
+		c.Reasons = append(c.Reasons, reason)
+	}
+}
+
+// ShellContext is what the classifier knows beyond the line itself.
+type ShellContext struct {
+	Cwd    string // the session's working directory
+	Branch string // the current git branch, "" when unknown
+}
+
+// ClassifyCommand classifies a shell command line. It understands
+// quoting, &&, ||, ;, |, &, newlines, subshells, $(…) and backticks,
+// sudo, env prefixes and `sh -c`. An empty line is read_only; a line it
+// cannot parse (unbalanced quotes) is high_risk.
+func ClassifyCommand(line string, ctx ShellContext) CommandClass {
+	c := CommandClass{Class: policies.ReadOnly}
+	classifyLine(&c, line, ctx, 0)
+	return c
+}
+
+func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
+	if depth > maxShellDepth {
+		c.raise(policies.HighRisk, "shell nesting too deep to judge")
+		return
+	}
+	pipes, nested, ok := lexShell(dropHeredocBodies(line))
+	if !ok {
+		c.raise(policies.HighRisk, "unbalanced quoting: cannot parse the command")
+		return
+	}
+	for _, n := range nested {
+		classifyLine(c, n, ctx, depth+1)
+	}
+	cwd := ctx.Cwd
+	for _, pl := range pipes {
+		var fetches bool
+		for i, raw := range pl {
+			seg := strip(raw)
+			seg.Cwd = cwd
+			if len(seg.Argv) == 0 {
+				if len(seg.Redirects) > 0 {
+					c.raise(policies.ReversibleWrite, "redirect writes a file")
+				}
+				continue
+			}
+			c.Segments = append(c.Segments, seg)
+			if seg.Name() == "cd" {
+				cwd = cdTarget(cwd, seg.Argv)
+			}
+			classifySegment(c, seg, ctx, depth)
+			name := seg.Name()
+			if name == "curl" || name == "wget" {
+				fetches = true
+			}
+			if i > 0 && fetches && isInterpreter(seg) {
+				c.raise(policies.HighRisk, "pipes a download into an interpreter")
+			}
+		}
+	}
+}
+
+func cdTarget(cwd string, argv []string) string {
+	if len(argv) < 2 {
+		return ""
+	}
+	t := argv[len(argv)-1]
+	switch {
+	case strings.HasPrefix(t, "/"):
+		return path.Clean(t)
+	case strings.HasPrefix(t, "~") || strings.HasPrefix(t, "$") || t == "-":
+		return ""
+	case cwd != "":
+		return path.Join(cwd, t)
+	}
+	return ""
+}
+
+func isInterpreter(s Segment) bool {
+	switch s.Name() {
+	case "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node":
+		for _, a := range s.Argv[1:] {
+			if !strings.HasPrefix(a, "-") {
+				return false // runs a script file, not stdin
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// lexShell splits line into pipelines of simple commands (each a list of
+// words with quotes removed, operators dropped) and returns the bodies of
+// $(…), `…` and <(…) for separate classification.
+func lexShell(line string) (pipes [][][]string, nested []string, ok bool) {
+	var (
+		pipeline [][]string
+		words    []string
+		cur      strings.Builder
+		inWord   bool
+	)
+	endWord := func() {
+		if inWord {
+			words = append(words, cur.String())
+			cur.Reset()
+			inWord = false
+		}
+	}
+	endCmd := func() {
+		endWord()
+		if len(words) > 0 {
+			pipeline = append(pipeline, words)
+			words = nil
+		}
+	}
+	endPipe := func() {
+		endCmd()
+		if len(pipeline) > 0 {
+			pipes = append(pipes, pipeline)
+			pipeline = nil
+		}
+	}
+	n := len(line)
+	for i := 0; i < n; i++ {
+		ch := line[i]
+		switch {
+		case ch == '\\':
+			if i+1 < n {
+				if line[i+1] != '\n' {
+					cur.WriteByte(line[i+1])
+					inWord = true
+				}
+				i++
+			}
+		case ch == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return nil, nil, false
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			inWord = true
+			i += j + 1
+		case ch == '"':
+			i++
+			for ; i < n && line[i] != '"'; i++ {
+				switch {
+				case line[i] == '\\' && i+1 < n:
+					i++
+					cur.WriteByte(line[i])
+				case line[i] == '`':
+					j := strings.IndexByte(line[i+1:], '`')
+					if j < 0 {
+						return nil, nil, false
+					}
+					nested = append(nested, line[i+1:i+1+j])
+					i += j + 1
+				case line[i] == '$' && i+1 < n && line[i+1] == '(':
+					body, end, ok := parenBody(line, i+1)
+					if !ok {
+						return nil, nil, false
+					}
+					nested = append(nested, body)
+					cur.WriteString("$(" + body + ")")
+					i = end
+				default:
+					cur.WriteByte(line[i])
+				}
+			}
+			if i >= n {
+				return nil, nil, false
+			}
+			inWord = true
+		case ch == '`':
+			j := strings.IndexByte(line[i+1:], '`')
+			if j < 0 {
+				return nil, nil, false
+			}
+			nested = append(nested, line[i+1:i+1+j])
+			cur.WriteString("`" + line[i+1:i+1+j] + "`")
+			inWord = true
+			i += j + 1
+		case ch == '$' && i+1 < n && line[i+1] == '(':
+			body, end, ok := parenBody(line, i+1)
+			if !ok {
+				return nil, nil, false
+			}
+			nested = append(nested, body)
+			cur.WriteString("$(" + body + ")")
+			inWord = true
+			i = end
+		case (ch == '<' || ch == '>') && i+1 < n && line[i+1] == '(':
+			body, end, ok := parenBody(line, i+1)
+			if !ok {
+				return nil, nil, false
+			}
+			nested = append(nested, body)
+			i = end
+		case ch == '#' && !inWord:
+			for i < n && line[i] != '\n' {
+				i++
+			}
+			endPipe()
+		case ch == ' ' || ch == '\t':
+			endWord()
+		case ch == '\n' || ch == ';' || ch == '(' || ch == ')' || ch == '{' && !inWord || ch == '}' && !inWord:
+			endPipe()
+		case ch == '&':
+			if i+1 < n && line[i+1] == '&' {
+				i++
+				endPipe()
+			} else if i+1 < n && line[i+1] == '>' {
+				endWord()
+				words = append(words, ">")
+				i++
+			} else if inWord && cur.Len() > 0 && strings.HasSuffix(cur.String(), ">") {
+				cur.WriteByte('&') // 2>&1
+			} else {
+				endPipe()
+			}
+		case ch == '|':
+			if i+1 < n && line[i+1] == '|' {
+				i++
+				endPipe()
+			} else {
+				if i+1 < n && line[i+1] == '&' {
+					i++
+				}
+				endCmd()
+			}
+		case ch == '>' || ch == '<':
+			// a redirection operator is its own word: 2>, >>, &>, <<<
+			prefix := ""
+			if inWord && isDigits(cur.String()) {
+				prefix = cur.String()
+				cur.Reset()
+				inWord = false
+			}
+			endWord()
+			op := prefix + string(ch)
+			for i+1 < n && (line[i+1] == '>' || line[i+1] == '<' || line[i+1] == '&' || line[i+1] == '|') {
+				i++
+				op += string(line[i])
+			}
+			words = append(words, op)
+		default:
+			cur.WriteByte(ch)
+			inWord = true
+		}
+	}
+	endPipe()
+	return pipes, nested, true
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parenBody returns the text inside the parenthesis at line[open] and the
+// index of its closing parenthesis, honouring quotes and nesting.
+func parenBody(line string, open int) (string, int, bool) {
+	depth := 0
+	for i := open; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return "", 0, false
+			}
+			i += j + 1
+		case '"':
+			i++
+			for i < len(line) && line[i] != '"' {
+				if line[i] == '\\' {
+					i++
+				}
+				i++
+			}
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return line[open+1 : i], i, true
+			}
+		}
+	}
+	return "", 0, false
+}
+
+// strip turns raw words into a Segment: redirections are pulled out, and
+// env assignments, sudo and wrapper commands are removed from the front.
+func strip(raw []string) Segment {
+	var s Segment
+	var words []string
+	for i := 0; i < len(raw); i++ {
+		w := raw[i]
+		if isRedirOp(w) {
+			if i+1 < len(raw) {
+				t := raw[i+1]
+				i++
+				switch {
+				case strings.HasSuffix(w, "&") && isDigits(t) || t == "-":
+					// fd duplication: 2>&1
+				case strings.HasPrefix(strings.TrimLeft(w, "0123456789"), "<"):
+					s.Inputs = append(s.Inputs, t)
+				default:
+					s.Redirects = append(s.Redirects, t)
+				}
+			}
+			continue
+		}
+		words = append(words, w)
+	}
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case isAssignment(w):
+			words = words[1:]
+		case w == "sudo" || w == "doas":
+			s.Sudo = true
+			words = skipFlags(words[1:], map[string]bool{"-u": true, "-g": true, "-C": true, "-D": true, "-h": true, "-p": true, "-r": true, "-t": true, "-U": true})
+		case w == "env":
+			words = skipFlags(words[1:], map[string]bool{"-u": true, "-C": true, "-S": true})
+		case w == "nohup" || w == "time" || w == "command" || w == "exec" || w == "builtin" || w == "stdbuf" || w == "unbuffer" || w == "caffeinate":
+			words = skipFlags(words[1:], map[string]bool{"-i": true, "-o": true, "-e": true})
+		case w == "nice" || w == "ionice":
+			words = skipFlags(words[1:], map[string]bool{"-n": true, "-c": true})
+		case w == "timeout":
+			words = skipFlags(words[1:], map[string]bool{"-s": true, "-k": true})
+			if len(words) > 0 {
+				words = words[1:] // the duration
+			}
+		case w == "xargs":
+			words = skipFlags(words[1:], map[string]bool{"-I": true, "-n": true, "-P": true, "-d": true, "-L": true, "-s": true, "-E": true})
+		default:
+			s.Argv = words
+			return s
+		}
+	}
+	return s
+}
+
+func isRedirOp(w string) bool {
+	if w == "" {
+		return false
+	}
+	i := 0
+	for i < len(w) && w[i] >= '0' && w[i] <= '9' {
+		i++
+	}
+	if i == len(w) {
+		return false
+	}
+	for ; i < len(w); i++ {
+		switch w[i] {
+		case '<', '>', '&', '|':
+		default:
+			return false
+		}
+	}
+	return strings.ContainsAny(w, "<>")
+}
+
+func isAssignment(w string) bool {
+	eq := strings.IndexByte(w, '=')
+	if eq <= 0 {
+		return false
+	}
+	for i := 0; i < eq; i++ {
+		c := w[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// skipFlags drops leading flags (and the values of flags in withValue),
+// and leading env assignments, up to the wrapped command.
+func skipFlags(words []string, withValue map[string]bool) []string {
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case w == "--":
+			return words[1:]
+		case isAssignment(w):
+			words = words[1:]
+		case strings.HasPrefix(w, "-") && len(w) > 1:
+			words = words[1:]
+			if withValue[w] && len(words) > 0 {
+				words = words[1:]
+			}
+		default:
+			return words
+		}
+	}
+	return words
+}
+
+var (
+	readOnlyCommands = set("ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "echo", "printf",
+		"pwd", "which", "whereis", "type", "stat", "file", "diff", "cmp", "tree", "jq", "yq", "awk", "sort", "uniq", "cut", "tr",
+		"printenv", "date", "whoami", "id", "uname", "hostname", "du", "df", "ps", "top", "true", "false", "test", "[", "[[",
+		"basename", "dirname", "realpath", "readlink", "sha256sum", "shasum", "md5sum", "md5", "column", "nl", "fold", "rev",
+		"seq", "sleep", "cd", "pushd", "popd", "export", "set", "unset", "alias", "history", "man", "help",
+		"lsof", "netstat", "ss", "free", "uptime", "env", "locale", "tput", "clear", "fd", "bat", "glow", "git-log", "read",
+		"exit", "return", "local", "declare", "wait", "jobs", "cal", "xxd", "hexdump", "od", "strings", "base64")
+	mailCommands   = set("mail", "mailx", "sendmail", "mutt", "neomutt", "msmtp", "swaks", "slack", "slack-cli", "slackcat", "telegram-send", "twilio", "signal-cli", "discord", "notify-send-remote", "wall", "write", "osascript")
+	dbCommands     = set("psql", "mysql", "mariadb", "mongo", "mongosh", "redis-cli", "sqlcmd", "clickhouse-client", "cqlsh", "cockroach", "pg_restore", "pg_dump", "mysqldump", "influx", "bq", "snowsql")
+	diskCommands   = set("dd", "mkfs", "fdisk", "sfdisk", "parted", "shred", "wipefs", "mkswap", "diskutil", "format")
+	systemCommands = set("shutdown", "reboot", "halt", "poweroff", "systemctl", "service", "launchctl", "init", "iptables", "ufw", "useradd", "userdel", "usermod", "passwd", "visudo", "mount", "umount", "crontab")
+	remoteCommands = set("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "ftp")
+	publishVerbs   = set("publish", "upload", "push", "release")
+)
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+func hasFlag(argv []string, flags ...string) bool {
+	for _, a := range argv[1:] {
+		for _, f := range flags {
+			if a == f || strings.HasPrefix(f, "--") && strings.HasPrefix(a, f+"=") {
+				return true
+			}
+			// combined short flags: -rf contains r and f
+			if len(f) == 2 && f[0] == '-' && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], f[1]) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isMainBranch(b string) bool {
+	b = strings.TrimPrefix(b, "refs/heads/")
+	return b == "main" || b == "master" || b == "trunk" || b == "production" || b == "prod" || strings.HasPrefix(b, "release/")
+}
+
+// subcommand returns argv's first non-flag word after skipping global
+// flags that take a value.
+func subcommand(argv []string, withValue map[string]bool) (string, []string) {
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if strings.HasPrefix(a, "-") {
+			if withValue[a] {
+				i++
+			}
+			continue
+		}
+		return a, argv[i:]
+	}
+	return "", nil
+}
+
+func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
+	argv := s.Argv
+	name := s.Name()
+	if s.Sudo {
+		c.raise(policies.HighRisk, "runs as root (sudo)")
+	}
+	for _, r := range s.Redirects {
+		if r != "/dev/null" && r != "/dev/stderr" && r != "/dev/stdout" && !strings.HasPrefix(r, "&") {
+			c.raise(policies.ReversibleWrite, "redirect writes "+r)
+		}
+	}
+	switch {
+	case name == "sh" || name == "bash" || name == "zsh" || name == "dash" || name == "ksh":
+		for i := 1; i < len(argv); i++ {
+			if argv[i] == "-c" && i+1 < len(argv) {
+				classifyLine(c, argv[i+1], ctx, depth+1)
+				return
+			}
+		}
+		if len(argv) > 1 {
+			c.raise(policies.ReversibleWrite, "runs a shell script")
+		}
+	case name == "eval":
+		classifyLine(c, strings.Join(argv[1:], " "), ctx, depth+1)
+	case name == "docket":
+		sub, _ := subcommand(argv, nil)
+		switch sub {
+		case "validate", "propose", "verify", "doctor", "help", "version", "checkpoint", "prove", "inspect", "recall", "", "-h", "--help":
+		case "approvals":
+			if len(argv) > 2 && argv[2] != "list" && argv[2] != "show" && !strings.HasPrefix(argv[2], "-") {
+				c.raise(policies.HighRisk, "docket approvals "+argv[2]+" is for humans")
+			}
+		default:
+			c.raise(policies.HighRisk, "docket "+sub+" is for humans")
+		}
+	case name == "kill" || name == "pkill" || name == "killall":
+		c.raise(policies.ReversibleWrite, "")
+	case name == "git":
+		classifyGit(c, argv, ctx)
+	case name == "gh":
+		classifyGH(c, argv)
+	case name == "curl":
+		if hasFlag(argv, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "-F", "--form", "-T", "--upload-file", "--json") {
+			c.raise(policies.ExternalSideEffect, "curl sends a request body")
+		} else if m := flagValue(argv, "-X", "--request"); m != "" && !strings.EqualFold(m, "GET") && !strings.EqualFold(m, "HEAD") {
+			c.raise(policies.ExternalSideEffect, "curl "+strings.ToUpper(m))
+		} else if hasFlag(argv, "-o", "--output", "-O", "--remote-name") {
+			c.raise(policies.ReversibleWrite, "curl downloads a file")
+		}
+	case name == "wget":
+		if hasFlag(argv, "--post-data", "--post-file", "--body-data", "--body-file") {
+			c.raise(policies.ExternalSideEffect, "wget sends a request body")
+		} else if m := flagValue(argv, "--method"); m != "" && !strings.EqualFold(m, "GET") {
+			c.raise(policies.ExternalSideEffect, "wget "+strings.ToUpper(m))
+		} else if !hasFlag(argv, "--spider") {
+			c.raise(policies.ReversibleWrite, "wget downloads a file")
+		}
+	case name == "rm" || name == "rmdir" || name == "unlink" || name == "trash":
+		if hasFlag(argv, "-r", "-R", "--recursive") {
+			c.raise(policies.HighRisk, "deletes recursively")
+		} else {
+			c.raise(policies.ReversibleWrite, "deletes files")
+		}
+	case name == "find":
+		if hasFlag(argv, "-delete") {
+			c.raise(policies.HighRisk, "find deletes files")
+		}
+		for i, a := range argv {
+			if (a == "-exec" || a == "-execdir" || a == "-ok") && i+1 < len(argv) {
+				end := len(argv)
+				for j := i + 1; j < len(argv); j++ {
+					if argv[j] == ";" || argv[j] == "+" || argv[j] == "\\;" {
+						end = j
+						break
+					}
+				}
+				classifySegment(c, strip(argv[i+1:end]), ctx, depth+1)
+			}
+		}
+	case name == "chown" || name == "chgrp" || name == "chattr" || name == "setfacl":
+		c.raise(policies.HighRisk, "changes ownership or permissions")
+	case name == "chmod":
+		if hasFlag(argv, "-R", "--recursive") || chmodDangerous(argv) {
+			c.raise(policies.HighRisk, "changes permissions broadly")
+		} else {
+			c.raise(policies.ReversibleWrite, "changes file mode")
+		}
+	case diskCommands[name] || strings.HasPrefix(name, "mkfs."):
+		c.raise(policies.HighRisk, name+" writes disks directly")
+	case systemCommands[name]:
+		c.raise(policies.HighRisk, name+" changes the system")
+	case name == "kubectl" || name == "oc":
+		sub, _ := subcommand(argv, map[string]bool{"-n": true, "--namespace": true, "--context": true, "-c": true, "--kubeconfig": true})
+		switch sub {
+		case "get", "describe", "logs", "explain", "version", "api-resources", "config", "top", "diff", "auth", "cluster-info":
+		default:
+			c.raise(policies.HighRisk, name+" "+sub+" changes a cluster")
+		}
+	case name == "helm":
+		sub, _ := subcommand(argv, map[string]bool{"-n": true, "--namespace": true, "--kube-context": true})
+		switch sub {
+		case "install", "upgrade", "uninstall", "delete", "rollback", "push":
+			c.raise(policies.HighRisk, "helm "+sub+" changes a cluster")
+		}
+	case name == "terraform" || name == "tofu" || name == "terragrunt" || name == "pulumi" || name == "cdk":
+		sub, rest := subcommand(argv, map[string]bool{"-chdir": true})
+		switch sub {
+		case "apply", "destroy", "import", "up", "deploy", "taint", "untaint", "refresh":
+			c.raise(policies.HighRisk, name+" "+sub+" changes infrastructure")
+		case "state":
+			if len(rest) > 1 && rest[1] != "list" && rest[1] != "show" {
+				c.raise(policies.HighRisk, name+" state "+rest[1])
+			}
+		case "init":
+			c.raise(policies.ReversibleWrite, "")
+		}
+	case name == "aws" || name == "gcloud" || name == "az" || name == "doctl" || name == "flyctl" || name == "fly" || name == "heroku" || name == "vercel" || name == "netlify" || name == "wrangler" || name == "firebase" || name == "serverless" || name == "sls":
+		classifyCloud(c, argv)
+	case name == "docker" || name == "podman":
+		sub, _ := subcommand(argv, map[string]bool{"-H": true, "--context": true})
+		switch sub {
+		case "push", "login":
+			c.raise(policies.ExternalSideEffect, name+" "+sub)
+		case "ps", "images", "inspect", "logs", "version", "info":
+		default:
+			c.raise(policies.ReversibleWrite, "")
+		}
+	case name == "npm" || name == "yarn" || name == "pnpm" || name == "bun" || name == "cargo" || name == "gem" || name == "poetry" || name == "twine" || name == "dotnet" || name == "mvn" || name == "gradle" || name == "hex" || name == "mix" || name == "flit" || name == "hatch" || name == "uv":
+		sub, rest := subcommand(argv, nil)
+		if publishVerbs[sub] || name == "twine" && sub == "upload" || sub == "nuget" && len(rest) > 1 && rest[1] == "push" || sub == "deploy" || name == "uv" && sub == "publish" {
+			c.raise(policies.HighRisk, name+" "+sub+" publishes a package")
+		} else if sub == "unpublish" || sub == "yank" || sub == "owner" || sub == "deprecate" {
+			c.raise(policies.HighRisk, name+" "+sub+" changes a published package")
+		} else {
+			c.raise(policies.ReversibleWrite, "")
+		}
+	case mailCommands[name]:
+		c.raise(policies.ExternalSideEffect, name+" sends a message")
+	case dbCommands[name]:
+		c.raise(policies.ExternalSideEffect, name+" talks to a database")
+		if destructiveSQL(argv) {
+			c.raise(policies.HighRisk, "destructive SQL")
+		}
+	case name == "sqlite3":
+		c.raise(policies.ReversibleWrite, "")
+		if destructiveSQL(argv) {
+			c.raise(policies.HighRisk, "destructive SQL")
+		}
+	case remoteCommands[name]:
+		c.raise(policies.ExternalSideEffect, name+" reaches another host")
+	case name == "sed" || name == "perl":
+		if hasFlag(argv, "-i", "--in-place") {
+			c.raise(policies.ReversibleWrite, "edits files in place")
+		}
+	case name == "tee" || name == "cp" || name == "mv" || name == "ln" || name == "mkdir" || name == "touch" || name == "install" || name == "tar" || name == "unzip" || name == "zip" || name == "patch":
+		c.raise(policies.ReversibleWrite, "")
+	case readOnlyCommands[name]:
+	case name == "go":
+		sub, _ := subcommand(argv, nil)
+		switch sub {
+		case "version", "env", "doc", "list", "vet":
+		default:
+			c.raise(policies.ReversibleWrite, "")
+		}
+	default:
+		c.raise(policies.ReversibleWrite, "")
+	}
+}
+
+func flagValue(argv []string, flags ...string) string {
+	for i, a := range argv {
+		for _, f := range flags {
+			switch {
+			case a == f && i+1 < len(argv):
+				return argv[i+1]
+			case strings.HasPrefix(a, f+"="):
+				return a[len(f)+1:]
+			case len(f) == 2 && strings.HasPrefix(a, f) && len(a) > 2 && f[1] != '-':
+				return a[2:]
+			}
+		}
+	}
+	return ""
+}
+
+func chmodDangerous(argv []string) bool {
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if strings.ContainsAny(a, "s") && strings.ContainsAny(a, "+=") || a == "777" || a == "666" || a == "a+w" || a == "o+w" ||
+			len(a) == 4 && isDigits(a) && a[0] != '0' {
+			return true
+		}
+	}
+	return false
+}
+
+func destructiveSQL(argv []string) bool {
+	j := strings.ToUpper(strings.Join(argv, " "))
+	for _, k := range []string{"DROP ", "TRUNCATE ", "DELETE FROM", "ALTER ", "GRANT ", "REVOKE ", "FLUSHALL", "FLUSHDB", "DROPDATABASE", ".DROP("} {
+		if strings.Contains(j, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func classifyGit(c *CommandClass, argv []string, ctx ShellContext) {
+	sub, rest := subcommand(argv, map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true})
+	switch sub {
+	case "push":
+		c.raise(policies.ExternalSideEffect, "git push publishes commits")
+		force := hasFlag(rest, "-f", "--force", "--mirror", "-d", "--delete", "--prune")
+		var refs []string
+		for _, a := range rest[1:] {
+			if !strings.HasPrefix(a, "-") {
+				refs = append(refs, a)
+			}
+		}
+		if force {
+			c.raise(policies.HighRisk, "git push rewrites or deletes remote refs")
+		}
+		toMain := false
+		for i, r := range refs {
+			if i == 0 && len(refs) > 1 {
+				continue // the remote
+			}
+			if strings.HasPrefix(r, "+") {
+				c.raise(policies.HighRisk, "git push with a forced refspec")
+			}
+			dst := r
+			if j := strings.LastIndexByte(r, ':'); j >= 0 {
+				dst = r[j+1:]
+			}
+			if isMainBranch(strings.TrimPrefix(dst, "+")) || dst == "HEAD" && isMainBranch(ctx.Branch) {
+				toMain = true
+			}
+		}
+		if len(refs) <= 1 && isMainBranch(ctx.Branch) {
+			toMain = true
+		}
+		if hasFlag(rest, "--all", "--tags") {
+			toMain = toMain || len(refs) <= 1
+		}
+		if toMain {
+			c.raise(policies.HighRisk, "git push to a protected branch")
+		}
+	case "merge":
+		if isMainBranch(ctx.Branch) {
+			c.raise(policies.HighRisk, "git merge into "+ctx.Branch)
+		} else {
+			c.raise(policies.ReversibleWrite, "")
+		}
+	case "reset":
+		if hasFlag(rest, "--hard", "--merge", "--keep") {
+			c.raise(policies.HighRisk, "git reset discards work")
+		} else {
+			c.raise(policies.ReversibleWrite, "")
+		}
+	case "clean":
+		if hasFlag(rest, "-f", "--force") {
+			c.raise(policies.HighRisk, "git clean deletes untracked files")
+		}
+	case "checkout", "restore":
+		if slicesContains(rest, "--") || slicesContains(rest, ".") || hasFlag(rest, "-f", "--force") {
+			c.raise(policies.HighRisk, "git "+sub+" discards changes")
+		} else {
+			c.raise(policies.ReversibleWrite, "")
+		}
+	case "filter-branch", "filter-repo", "replace", "update-ref", "gc", "prune", "reflog":
+		if sub == "reflog" && (len(rest) < 2 || rest[1] == "show") {
+			return
+		}
+		c.raise(policies.HighRisk, "git "+sub+" rewrites history")
+	case "status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "ls-remote", "describe", "shortlog",
+		"grep", "cat-file", "rev-list", "name-rev", "whatchanged", "version", "help", "check-ignore", "merge-base", "for-each-ref", "show-ref", "":
+	case "remote", "config", "branch", "tag", "stash", "worktree", "submodule":
+		if len(rest) > 1 && !strings.HasPrefix(rest[1], "-v") && rest[1] != "--list" && rest[1] != "-l" && rest[1] != "list" && rest[1] != "--get" && rest[1] != "show" && rest[1] != "--show-current" && rest[1] != "-a" {
+			c.raise(policies.ReversibleWrite, "")
+		}
+	default:
+		c.raise(policies.ReversibleWrite, "")
+	}
+}
+
+func slicesContains(s []string, w string) bool {
+	for _, x := range s {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+func classifyGH(c *CommandClass, argv []string) {
+	sub, rest := subcommand(argv, map[string]bool{"-R": true, "--repo": true})
+	verb := ""
+	if len(rest) > 1 {
+		verb = rest[1]
+	}
+	switch {
+	case sub == "pr" && verb == "merge":
+		c.raise(policies.HighRisk, "gh pr merge merges to a shared branch")
+	case sub == "repo" && (verb == "delete" || verb == "archive" || verb == "rename" || verb == "edit"):
+		c.raise(policies.HighRisk, "gh repo "+verb)
+	case sub == "release" && (verb == "create" || verb == "delete" || verb == "upload"):
+		c.raise(policies.HighRisk, "gh release "+verb+" publishes")
+	case sub == "secret" || sub == "variable" || sub == "ssh-key" || sub == "gpg-key" || sub == "auth":
+		if verb != "list" && verb != "status" {
+			c.raise(policies.HighRisk, "gh "+sub+" "+verb+" changes credentials")
+		}
+	case sub == "api":
+		m := flagValue(rest, "-X", "--method")
+		if m != "" && !strings.EqualFold(m, "GET") || hasFlag(rest, "-f", "-F", "--field", "--raw-field", "--input") {
+			c.raise(policies.ExternalSideEffect, "gh api writes")
+			if strings.EqualFold(m, "DELETE") {
+				c.raise(policies.HighRisk, "gh api DELETE")
+			}
+		}
+	case verb == "view" || verb == "list" || verb == "status" || verb == "diff" || verb == "checks" || sub == "search" || sub == "browse" || verb == "":
+	case sub == "pr" && verb == "checkout":
+		c.raise(policies.ReversibleWrite, "")
+	case sub == "workflow" && verb == "run" || sub == "run" && (verb == "rerun" || verb == "cancel"):
+		c.raise(policies.ExternalSideEffect, "gh triggers a workflow")
+	default:
+		c.raise(policies.ExternalSideEffect, "gh "+sub+" "+verb+" changes GitHub")
+	}
+}
+
+func classifyCloud(c *CommandClass, argv []string) {
+	var words []string
+	for _, a := range argv[1:] {
+		if !strings.HasPrefix(a, "-") {
+			words = append(words, a)
+		}
+	}
+	readVerbs := []string{"describe", "list", "get", "show", "ls", "status", "whoami", "info", "logs", "version", "help", "config"}
+	destructive := []string{"delete", "remove", "rm", "terminate", "destroy", "purge", "drop", "deploy", "apply", "update", "put", "set-iam", "add-iam", "scale"}
+	for _, w := range words {
+		lw := strings.ToLower(w)
+		for _, d := range destructive {
+			if lw == d || strings.HasPrefix(lw, d+"-") || strings.HasSuffix(lw, "-"+d) {
+				c.raise(policies.HighRisk, argv[0]+" "+w+" changes cloud resources")
+				return
+			}
+		}
+	}
+	for _, w := range words {
+		lw := strings.ToLower(w)
+		for _, r := range readVerbs {
+			if lw == r || strings.HasPrefix(lw, r+"-") {
+				return
+			}
+		}
+	}
+	c.raise(policies.ExternalSideEffect, argv[0]+" calls a cloud API")
+}
+
+// dropHeredocBodies removes the bodies of here-documents (<<EOF … EOF),
+// which are data, not commands.
+func dropHeredocBodies(line string) string {
+	if !strings.Contains(line, "<<") {
+		return line
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(line, "<<")
+		if i < 0 || i+2 < len(line) && line[i+2] == '<' {
+			if i < 0 {
+				b.WriteString(line)
+				return b.String()
+			}
+			b.WriteString(line[:i+3])
+			line = line[i+3:]
+			continue
+		}
+		j := i + 2
+		if j < len(line) && line[j] == '-' {
+			j++
+		}
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+			j++
+		}
+		k := j
+		for k < len(line) && (line[k] == '\'' || line[k] == '"' || line[k] == '\\') {
+			k++
+		}
+		e := k
+		for e < len(line) && (line[e] == '_' || line[e] >= 'a' && line[e] <= 'z' || line[e] >= 'A' && line[e] <= 'Z' || line[e] >= '0' && line[e] <= '9') {
+			e++
+		}
+		delim := line[k:e]
+		nl := strings.IndexByte(line[e:], '\n')
+		if delim == "" || nl < 0 {
+			b.WriteString(line)
+			return b.String()
+		}
+		head := line[:e+nl+1]
+		b.WriteString(head)
+		rest := line[e+nl+1:]
+		for {
+			end := strings.IndexByte(rest, '\n')
+			cur := rest
+			if end >= 0 {
+				cur = rest[:end]
+			}
+			if strings.TrimSpace(cur) == delim || strings.HasPrefix(strings.TrimSpace(cur), delim+")") {
+				if strings.TrimSpace(cur) != delim {
+					rest = rest[strings.Index(rest, delim)+len(delim):]
+				} else if end >= 0 {
+					rest = rest[end:]
+				} else {
+					rest = ""
+				}
+				break
+			}
+			if end < 0 {
+				rest = ""
+				break
+			}
+			rest = rest[end+1:]
+		}
+		line = rest
+	}
+}

@@ -1,0 +1,119 @@
+package storeadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docket/docket/hooks"
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/judge"
+	"github.com/docket/docket/judge/judgetest"
+	"github.com/docket/docket/judge/storeadapter"
+	"github.com/docket/docket/store"
+	"github.com/docket/docket/store/memstore"
+)
+
+const defaultJudges = `---
+schema: docket.judges.v1
+---
+`
+
+func push(cwd, id string) *hooks.Event {
+	in, _ := json.Marshal(map[string]string{"command": "git push origin main"})
+	return &hooks.Event{Runtime: hooks.Claude, Name: hooks.PreToolUse, SessionID: "s1", Cwd: cwd, ToolName: "Bash", ToolInput: in, ToolUseID: id}
+}
+
+// The adapter carries a decision into the store and the next similar call
+// recalls it as precedent; a headless escalation waits on the store's
+// approval queue.
+func TestPrecedentAndApproval(t *testing.T) {
+	ms := &memstore.Store{}
+	ad := storeadapter.New(ms)
+	h, _ := home.At(t.TempDir())
+	e := judge.NewEngine(h, judgetest.BaseSet(t, defaultJudges))
+	e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
+	e.Writer, e.Approvals = ad, ad
+	ctx := context.Background()
+	cwd := t.TempDir()
+
+	a, d := e.Decide(ctx, push(cwd, "toolu_1"))
+	if a.Decision != hooks.Ask || !strings.HasPrefix(d.Recall, "ok") {
+		t.Fatalf("first push: %q recall %q", a.Decision, d.Recall)
+	}
+	st, err := ms.GetDecision(ctx, "dec_"+strings.TrimPrefix(d.IdempotencyKey, "sha256:")[:24])
+	if err != nil || st.Decision != store.Escalate || st.ArgumentsDigest != d.ArgumentsHash || st.Judge.Kind != "rule" {
+		t.Fatalf("decision not written back: %+v %v", st, err)
+	}
+	// the decision's memory enters review; a human keeps it as evidence
+	items, err := ms.ListReview(ctx, store.ReviewFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if _, _, err := ms.Review(ctx, store.ReviewAction{ID: it.ID, Action: store.ActEvidenceOnly, Actor: "test"}); err != nil {
+			t.Fatalf("review %s: %v", it.ID, err)
+		}
+	}
+	_, d2 := e.Decide(ctx, push(cwd, "toolu_2"))
+	if !strings.Contains(d2.Reason, "precedent") || len(d2.MemoriesUsed) == 0 {
+		t.Errorf("second push did not recall the first: recall %q reason %q", d2.Recall, d2.Reason)
+	}
+
+	e.Headless = true
+	done := make(chan hooks.Answer, 1)
+	go func() { a, _ := e.Decide(ctx, push(cwd, "toolu_3")); done <- a }()
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if as, _ := ms.ListApprovals(ctx, store.ApprovalPending); len(as) > 0 {
+			id = as[0].ID
+		}
+	}
+	if id == "" {
+		t.Fatal("no approval submitted")
+	}
+	if _, err := ms.ResolveApproval(ctx, id, store.Resolution{Status: store.ApprovalApproved, By: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-done; a.Decision != hooks.Allow || !strings.Contains(a.Reason, "ana") {
+		t.Errorf("approved escalation answered %q %q", a.Decision, a.Reason)
+	}
+}
+
+func TestApprovalOutcomes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		res  store.Resolution
+		want string
+		args bool
+	}{
+		{store.Resolution{Status: store.ApprovalRejected, By: "ana", Note: "no"}, judge.ApprovalDenied, false},
+		{store.Resolution{Status: store.ApprovalModified, By: "ana", Arguments: json.RawMessage(`{"command":"ls"}`)}, judge.ApprovalApproved, true},
+	} {
+		ms := &memstore.Store{}
+		ad := storeadapter.New(ms)
+		id, err := ad.Submit(ctx, judge.ApprovalItem{SessionID: "s", ActionID: "a", ToolName: "Bash", Reason: "r", ExpiresAt: time.Now().Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id2, _ := ad.Submit(ctx, judge.ApprovalItem{SessionID: "s", ActionID: "a", ToolName: "Bash", Reason: "r"})
+		if id2 != id {
+			t.Errorf("resubmission queued twice: %s %s", id, id2)
+		}
+		if _, err := ms.ResolveApproval(ctx, id, tc.res); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ad.Wait(ctx, id, time.Second)
+		if err != nil || r.Status != tc.want || (r.Arguments != nil) != tc.args {
+			t.Errorf("%s: %+v %v", tc.res.Status, r, err)
+		}
+	}
+	ms := &memstore.Store{}
+	ad := storeadapter.New(ms)
+	id, _ := ad.Submit(ctx, judge.ApprovalItem{SessionID: "s", ActionID: "b", ToolName: "Bash", Reason: "r", ExpiresAt: time.Now().Add(time.Minute)})
+	if r, err := ad.Wait(ctx, id, 30*time.Millisecond); err != nil || r.Status != judge.ApprovalExpired {
+		t.Errorf("unanswered approval: %+v %v", r, err)
+	}
+}
