@@ -1,0 +1,392 @@
+package store
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Recall defaults and bounds.
+const (
+	DefaultMaxItems = 10
+	MaxMaxItems     = 100
+	// CandidateLimit is how many text matches and how many entity matches
+	// a backend fetches before Select ranks them.
+	CandidateLimit = 200
+	// DailyDecay is the relevance kept per day without recurrence.
+	DailyDecay = 0.98
+	// maxWarningsPerCode bounds the warnings of one kind.
+	maxWarningsPerCode = 5
+)
+
+// ValidateRecall checks a recall request and fills its defaults.
+func ValidateRecall(req RecallRequest) (RecallRequest, error) {
+	if req.SchemaVersion == "" {
+		req.SchemaVersion = RecallSchema
+	}
+	if req.SchemaVersion != RecallSchema {
+		return req, invalid("schema_version", "want %s", RecallSchema)
+	}
+	if req.Workspace == "" {
+		return req, invalid("workspace_id", "required")
+	}
+	if req.Scope.Visibility == "" {
+		req.Scope.Visibility = Personal
+	}
+	if !req.Scope.Visibility.Valid() {
+		return req, invalid("scope.visibility", "unknown %q", req.Scope.Visibility)
+	}
+	for _, p := range req.Policy.AllowedUsePolicies {
+		if !p.Valid() {
+			return req, invalid("policy.allowed_use_policies", "unknown %q", p)
+		}
+	}
+	if req.Limits.MaxItems <= 0 {
+		req.Limits.MaxItems = DefaultMaxItems
+	}
+	if req.Limits.MaxItems > MaxMaxItems {
+		req.Limits.MaxItems = MaxMaxItems
+	}
+	if req.Limits.MaxTokens < 0 || req.Limits.RecencyDays < 0 {
+		return req, invalid("limits", "negative limit")
+	}
+	return req, nil
+}
+
+// RequestTags are the entity tags a request matches on: its typed entities
+// plus tool:<tool_name> and system:<target_system>.
+func RequestTags(req RecallRequest) []string {
+	tags := req.Query.Entities.Tags()
+	if req.Query.ToolName != "" {
+		tags = append(tags, "tool:"+req.Query.ToolName)
+	}
+	if req.Query.TargetSystem != "" {
+		tags = append(tags, "system:"+req.Query.TargetSystem)
+	}
+	return NormalizeEntities(tags)
+}
+
+// SearchTerms are the query's words for a backend's full-text index:
+// lowercased, letters and digits only, stop words dropped, at most 16.
+func SearchTerms(req RecallRequest) []string {
+	words := Terms(req.Query.Summary + " " + req.Query.ToolName + " " + req.Query.TargetSystem)
+	if len(words) > 16 {
+		words = words[:16]
+	}
+	return words
+}
+
+// Terms splits text into distinct lowercase words without stop words.
+func Terms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len(w) < 2 || stopWords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an and are as at be but by for from has have in into is it its of on or
+		that the this to was were will with not no do does did so if then than there their them they we you your
+		our can could should would may might must`) {
+		stopWords[w] = true
+	}
+}
+
+// stem reduces a word to a crude shared prefix so that deploy, deploys and
+// deploying meet.
+func stem(w string) string {
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
+			w = w[:len(w)-len(suf)]
+			break
+		}
+	}
+	if len(w) > 7 {
+		w = w[:7]
+	}
+	return w
+}
+
+// stemBytes is stem on a byte slice, without allocating.
+func stemBytes(w []byte) []byte {
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		if len(w) > len(suf)+3 && string(w[len(w)-len(suf):]) == suf {
+			w = w[:len(w)-len(suf)]
+			break
+		}
+	}
+	if len(w) > 7 {
+		w = w[:7]
+	}
+	return w
+}
+
+// Candidate is a memory a backend found for a request.
+type Candidate struct {
+	Memory
+}
+
+// TraceItem is one memory a recall returned, for the recall record.
+type TraceItem struct {
+	MemoryID   string
+	Rank       int
+	ReturnedAs string // "memory" or "policy_hit"
+}
+
+// Select applies the recall rules to candidates and ranks them:
+//
+//   - scope: same workspace (or org visibility), same project or none,
+//     visibility at least as broad as the request's, lifecycle active,
+//     within recency_days of the last sighting;
+//   - disputed and superseded memories only with include_disputed, stale
+//     ones only with include_stale, requires_confirmation and
+//     do_not_inject_automatically only with include_unconfirmed, and use
+//     policies outside allowed_use_policies never; each exclusion of a
+//     relevant memory produces a warning;
+//   - score = relevance (text and entity overlap) × 0.98^days since the
+//     memory was last seen or confirmed × (1 + ln occurrences);
+//   - policy_hits carry only instruction-grade memories.
+//
+// The response has no RecallID; the backend sets it when it records the
+// trace.
+func Select(req RecallRequest, cands []Candidate, now time.Time) (RecallResponse, []TraceItem) {
+	resp := RecallResponse{
+		SchemaVersion: RecallResponseSchema,
+		RequestID:     req.RequestID,
+		Memories:      []RecalledMemory{},
+		PolicyHits:    []PolicyHit{},
+		Warnings:      []Warning{},
+	}
+	qterms := stems(SearchTerms(req))
+	tags := RequestTags(req)
+	warned := map[string]int{}
+	warn := func(code, msg, id string) {
+		warned[code]++
+		if warned[code] <= maxWarningsPerCode {
+			resp.Warnings = append(resp.Warnings, Warning{Code: code, Message: msg, MemoryID: id})
+		}
+	}
+	seen := map[string]bool{}
+	var ranked []RecalledMemory
+	for _, c := range cands {
+		m := c.Memory
+		if seen[m.ID] {
+			continue
+		}
+		seen[m.ID] = true
+		if !inScope(req, &m, now) {
+			continue
+		}
+		rel := relevance(qterms, tags, &m)
+		if rel <= 0 {
+			continue
+		}
+		if reason, code := exclusion(req, &m, now); code != "" {
+			warn(code, reason, m.ID)
+			continue
+		}
+		ranked = append(ranked, RecalledMemory{Memory: m, Score: rel * decay(&m, now) * reinforcement(&m)})
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		if ranked[i].Score != ranked[j].Score {
+			return ranked[i].Score > ranked[j].Score
+		}
+		return ranked[i].ID < ranked[j].ID
+	})
+	var trace []TraceItem
+	tokens := 0
+	for _, r := range ranked {
+		if len(resp.Memories) == req.Limits.MaxItems {
+			warn("truncated_max_items", "more memories matched than max_items", "")
+			break
+		}
+		cost := (len(r.Summary) + len(r.Content)) / 4
+		if req.Limits.MaxTokens > 0 && tokens+cost > req.Limits.MaxTokens {
+			warn("truncated_max_tokens", "memory left out to stay within max_tokens", r.ID)
+			continue
+		}
+		tokens += cost
+		r.Score = math.Round(r.Score*1e6) / 1e6
+		resp.Memories = append(resp.Memories, r)
+		as := "memory"
+		if r.UsePolicy == Instruction && r.Check() == nil {
+			as = "policy_hit"
+			resp.PolicyHits = append(resp.PolicyHits, PolicyHit{
+				PolicyID:         r.ID,
+				Summary:          r.Summary,
+				RequiredBehavior: behavior(r.Behavior),
+				SourceRef:        r.Source.URI,
+			})
+		}
+		trace = append(trace, TraceItem{MemoryID: r.ID, Rank: len(resp.Memories), ReturnedAs: as})
+	}
+	for code, n := range warned {
+		if n > maxWarningsPerCode {
+			resp.Warnings = append(resp.Warnings, Warning{Code: code, Message: itoa(uint64(n-maxWarningsPerCode)) + " more warnings of this kind left out"})
+		}
+	}
+	return resp, trace
+}
+
+func behavior(b string) string {
+	switch b {
+	case "allow", "block", "revise", "escalate", "human_review":
+		return b
+	}
+	return "revise"
+}
+
+func inScope(req RecallRequest, m *Memory, now time.Time) bool {
+	if m.Lifecycle != Active {
+		return false
+	}
+	if m.Scope.Workspace != req.Workspace && m.Scope.Visibility != Org {
+		return false
+	}
+	if m.Scope.Project != "" && m.Scope.Project != req.Project && m.Scope.Visibility != Org {
+		return false
+	}
+	if m.Scope.Visibility.rank() < req.Scope.Visibility.rank() {
+		return false
+	}
+	if d := req.Limits.RecencyDays; d > 0 && now.Sub(lastSeen(m)) > time.Duration(d)*24*time.Hour {
+		return false
+	}
+	return true
+}
+
+// exclusion returns why a relevant memory is left out, and a warning code.
+func exclusion(req RecallRequest, m *Memory, now time.Time) (string, string) {
+	switch {
+	case m.Provenance.Status == Disputed && !req.Scope.IncludeDisputed:
+		return "disputed memory left out (include_disputed to see it)", "excluded_disputed"
+	case m.Provenance.Status == Superseded && !req.Scope.IncludeDisputed:
+		return "superseded memory left out; see " + m.SupersededBy, "excluded_superseded"
+	case m.StaleAt(now) && !req.Scope.IncludeStale:
+		return "stale memory left out (include_stale to see it)", "excluded_stale"
+	case !m.UsePolicy.Injectable() && !req.Scope.IncludeUnconfirmed:
+		return "unconfirmed memory (" + string(m.UsePolicy) + ") left out (include_unconfirmed to see it)", "excluded_unconfirmed"
+	case len(req.Policy.AllowedUsePolicies) > 0 && !slices.Contains(req.Policy.AllowedUsePolicies, m.UsePolicy):
+		return "use policy " + string(m.UsePolicy) + " not allowed by the request", "excluded_use_policy"
+	case req.Policy.RequireSourceRefs && m.Source.URI == "":
+		return "memory has no source reference", "excluded_no_source"
+	}
+	return "", ""
+}
+
+func stems(words []string) []string {
+	out := make([]string, 0, len(words))
+	for _, w := range words {
+		if s := stem(w); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// relevance is 0.6 × text overlap + 0.4 × entity overlap, each in [0,1];
+// text alone when the request names no entities.
+func relevance(qterms, tags []string, m *Memory) float64 {
+	text := 0.0
+	if len(qterms) > 0 {
+		var hit uint64 // bit i: qterms[i] seen; SearchTerms keeps at most 16
+		var buf [64]byte
+		scan := func(s string) {
+			n := 0
+			flush := func() {
+				if n >= 2 && n <= len(buf) {
+					w := stemBytes(buf[:n])
+					for i, q := range qterms {
+						if string(w) == q {
+							hit |= 1 << i
+						}
+					}
+				}
+				n = 0
+			}
+			for _, r := range s {
+				switch {
+				case r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9'):
+				case r >= 'A' && r <= 'Z':
+					r += 'a' - 'A'
+				case r >= 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+					r = unicode.ToLower(r)
+				default:
+					flush()
+					continue
+				}
+				if n+utf8.RuneLen(r) <= len(buf) {
+					n += utf8.EncodeRune(buf[n:], r)
+				} else {
+					n = len(buf) + 1
+				}
+			}
+			flush()
+		}
+		scan(m.Summary)
+		scan(m.Content)
+		for _, e := range m.Entities {
+			scan(e)
+		}
+		text = float64(bits.OnesCount64(hit)) / float64(len(qterms))
+	}
+	if len(tags) == 0 {
+		return text
+	}
+	hit := 0
+	for _, t := range tags {
+		if _, ok := slices.BinarySearch(m.Entities, t); ok {
+			hit++
+		}
+	}
+	ent := float64(hit) / float64(len(tags))
+	if len(qterms) == 0 {
+		return ent
+	}
+	return 0.6*text + 0.4*ent
+}
+
+func lastSeen(m *Memory) time.Time {
+	t := m.Freshness.LastSeenAt
+	if m.Freshness.LastConfirmedAt.After(t) {
+		t = m.Freshness.LastConfirmedAt
+	}
+	if t.IsZero() {
+		t = m.Freshness.CreatedAt
+	}
+	return t
+}
+
+// Decay is the freshness factor of m at now: 0.98 per whole or partial day
+// since it was last seen or confirmed.
+func Decay(m *Memory, now time.Time) float64 { return decay(m, now) }
+
+func decay(m *Memory, now time.Time) float64 {
+	days := now.Sub(lastSeen(m)).Hours() / 24
+	if days <= 0 {
+		return 1
+	}
+	return math.Pow(DailyDecay, days)
+}
+
+func reinforcement(m *Memory) float64 {
+	if m.Occurrences <= 1 {
+		return 1
+	}
+	return 1 + math.Log(float64(m.Occurrences))
+}
