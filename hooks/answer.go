@@ -34,16 +34,31 @@ func Encode(rt Runtime, a Answer) ([]byte, int, error) {
 	switch rt {
 	case Claude, "":
 		return EncodeClaude(a)
+	case Codex:
+		return EncodeCodex(a)
+	case Gemini:
+		return EncodeGemini(a)
+	case Cursor:
+		return EncodeCursor(a)
 	}
 	return nil, 0, fmt.Errorf("encode answer: unknown runtime %q", rt)
 }
 
 // Decode decodes payload for runtime rt; the empty runtime detects it from
-// the payload.
+// the payload (DetectRuntime).
 func Decode(payload []byte, rt Runtime) (*Event, error) {
+	if rt == "" {
+		rt = DetectRuntime(payload)
+	}
 	switch rt {
 	case Claude, "":
 		return DecodeClaude(payload)
+	case Codex:
+		return DecodeCodex(payload)
+	case Gemini:
+		return DecodeGemini(payload)
+	case Cursor:
+		return DecodeCursor(payload)
 	}
 	return nil, fmt.Errorf("decode hook payload: unknown runtime %q", rt)
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/docket/docket/hooks"
+	"github.com/docket/docket/install"
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/policies"
+)
+
+const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR]
+
+Merges docket's hook entries into the runtime's settings file:
+PreToolUse → docket-judge, PostToolUse and PostToolUseFailure →
+docket-ledger (5 s), Stop and SubagentStop → docket-gate (15 s, told to
+decide within 12 s), under the runtime's own event names and with
+absolute paths. The judge's timeout outlasts its own deadline under
+judges.md (escalation.timeout + model.timeout + 10 s, plus 5 s: 145 s
+with the defaults), because a runtime that times a hook out fails open. Every other key
+and hook in the file is kept; the old file is kept beside it as
+<file>.docket-bak. Running it again changes nothing.
+
+  --runtime R  claude (default), codex, gemini or cursor
+  --scope S    project (default; the current directory), user, or local
+               (Claude Code's uncommitted .claude/settings.local.json)
+  --dry-run    print the change as a diff and write nothing
+  --bin DIR    where docket-judge, docket-ledger and docket-gate are
+               (default: the directory of this docket executable)
+
+Settings files:
+  claude  ~/.claude/settings.json  .claude/settings.json  .claude/settings.local.json
+  codex   ~/.codex/hooks.json ($CODEX_HOME)  .codex/hooks.json
+  gemini  ~/.gemini/settings.json  .gemini/settings.json
+  cursor  ~/.cursor/hooks.json  .cursor/hooks.json
+
+Exit codes: 0 wired (or already wired, or the diff was printed),
+1 the settings file or the binaries are not usable, 2 usage error.
+`
+
+func init() {
+	commands["install"] = command{summary: "wire docket's hooks into an agent runtime's settings", run: runInstall}
+}
+
+// wiringFlags are the flags install and uninstall share.
+type wiringFlags struct {
+	runtime, scope, bin string
+	dryRun              bool
+}
+
+func (f *wiringFlags) register(fs *flag.FlagSet, withBin bool) {
+	fs.StringVar(&f.runtime, "runtime", "claude", "")
+	fs.StringVar(&f.scope, "scope", "project", "")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "")
+	if withBin {
+		fs.StringVar(&f.bin, "bin", "", "")
+	}
+}
+
+// options validates the flags and resolves the directories. Usage
+// problems come back as exit-2 errors before anything is read.
+func (f *wiringFlags) options(cmd string, fs *flag.FlagSet) (install.Options, error) {
+	if fs.NArg() > 0 {
+		hint := ""
+		if _, err := hooks.ParseRuntime(fs.Arg(0)); err == nil {
+			hint = fmt.Sprintf("name the runtime with a flag: docket %s --runtime %s", cmd, fs.Arg(0))
+		}
+		return install.Options{}, usageError(fmt.Sprintf("%s takes no arguments, got %q", cmd, fs.Arg(0)), hint)
+	}
+	rt, err := hooks.ParseRuntime(f.runtime)
+	if err != nil {
+		return install.Options{}, usageError(err.Error(), "")
+	}
+	scope, err := install.ParseScope(f.scope)
+	if err != nil {
+		return install.Options{}, usageError(err.Error(), "")
+	}
+	if scope == install.Local && rt != hooks.Claude {
+		return install.Options{}, usageError(fmt.Sprintf("--scope local is Claude Code's settings.local.json; %s has none", rt),
+			"use --scope project (this directory) or --scope user")
+	}
+	o := install.Options{Runtime: rt, Scope: scope}
+	if o.HomeDir, err = os.UserHomeDir(); err != nil && scope == install.User {
+		return o, fmt.Errorf("locate home directory: %w", err)
+	}
+	if o.ProjectDir, err = os.Getwd(); err != nil {
+		return o, fmt.Errorf("locate project directory: %w", err)
+	}
+	return o, nil
+}
+
+func runInstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("install", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, installUsage) }
+	var f wiringFlags
+	f.register(fs, true)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exitCode(2, nil)
+	}
+	o, err := f.options("install", fs)
+	if err != nil {
+		return err
+	}
+	if f.bin == "" {
+		if f.bin, err = install.DefaultBinDir(); err != nil {
+			return err
+		}
+	}
+	if o.BinDir, err = filepath.Abs(f.bin); err != nil {
+		return fmt.Errorf("resolve --bin: %w", err)
+	}
+	// The judge's hook timeout must outlast its own deadline under the
+	// judges.md in force, or the runtime kills it and fails open.
+	if h, err := home.Resolve(); err == nil {
+		if j, err := policies.LoadJudges(h); err == nil {
+			o.JudgeTimeout = install.JudgeTimeoutFor(j)
+		}
+	}
+	if err := install.CheckBinaries(o.BinDir); err != nil {
+		return fmt.Errorf("hook binaries not usable: %v\nhint: build them with 'make build' and pass --bin ./bin, or run 'make install'", err)
+	}
+	c, err := install.PlanInstall(o)
+	if err != nil {
+		return err
+	}
+	if err := applyChange(c, f.dryRun, stdout, fmt.Sprintf("wired docket into %s (%s, %s scope)", c.Path, o.Runtime, o.Scope),
+		fmt.Sprintf("already wired: %s", c.Path)); err != nil {
+		return err
+	}
+	if note := runtimeNote(o); note != "" && !f.dryRun {
+		fmt.Fprintln(stderr, "docket: note: "+note)
+	}
+	return nil
+}
+
+// runtimeNote is what a user must still do for the runtime to run the
+// hooks docket wired.
+func runtimeNote(o install.Options) string {
+	switch {
+	case o.Runtime == hooks.Codex && o.Scope == install.Project:
+		return "Codex CLI runs a project's .codex/hooks.json only once the project is trusted"
+	case o.Runtime == hooks.Cursor:
+		return "Cursor's stop hook carries no final message, so the gate cannot read the agent's claims there and blocks the stop until loop_limit; judge and ledger work as wired"
+	case o.Runtime == hooks.Claude && o.Scope != install.User:
+		return "Claude Code asks to trust a project's hooks in interactive sessions; /hooks shows what is loaded"
+	}
+	return ""
+}
+
+// applyChange prints c's diff under --dry-run, or writes it and says so.
+func applyChange(c *install.Change, dryRun bool, stdout io.Writer, done, nothing string) error {
+	if dryRun {
+		if !c.Changed() {
+			fmt.Fprintf(stdout, "no change: %s\n", c.Path)
+			return nil
+		}
+		_, err := io.WriteString(stdout, c.Diff())
+		return err
+	}
+	if !c.Changed() {
+		fmt.Fprintln(stdout, nothing)
+		return nil
+	}
+	backup, err := install.Apply(c, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, done)
+	if backup != "" {
+		fmt.Fprintf(stdout, "previous settings kept in %s\n", backup)
+	}
+	return nil
+}

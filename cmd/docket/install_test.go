@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// wiringSandbox gives a test its own HOME, project directory (the
+// working directory), state root and fake hook binaries, so nothing
+// touches this machine's real settings.
+func wiringSandbox(t *testing.T) (homeDir, project, bin string) {
+	t.Helper()
+	root := t.TempDir()
+	homeDir, project, bin = filepath.Join(root, "home"), filepath.Join(root, "proj"), filepath.Join(root, "bin")
+	for _, d := range []string{homeDir, project, bin} {
+		os.MkdirAll(d, 0o755)
+	}
+	for _, b := range []string{"docket-judge", "docket-ledger", "docket-gate"} {
+		os.WriteFile(filepath.Join(bin, b), []byte("#!/bin/sh\n"), 0o755)
+	}
+	t.Setenv("HOME", homeDir)
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("DOCKET_HOME", filepath.Join(root, "state"))
+	t.Chdir(project)
+	return homeDir, project, bin
+}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	code = report(err, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestInstallCommand(t *testing.T) {
+	homeDir, project, bin := wiringSandbox(t)
+	settings := filepath.Join(project, ".claude", "settings.json")
+
+	code, out, errs := runCLI("install", "--bin", bin, "--dry-run")
+	if code != 0 || !strings.Contains(out, "+++ "+settings) || !strings.Contains(out, filepath.Join(bin, "docket-judge")) {
+		t.Fatalf("dry run: %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(settings); err == nil {
+		t.Fatal("--dry-run wrote the settings file")
+	}
+
+	code, out, errs = runCLI("install", "--bin", bin)
+	if code != 0 || !strings.Contains(out, "wired docket into "+settings) {
+		t.Fatalf("install: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI("install", "--bin", bin)
+	if code != 0 || !strings.Contains(out, "already wired") {
+		t.Errorf("second install: %d %s", code, out)
+	}
+	code, out, _ = runCLI("install", "--bin", bin, "--dry-run")
+	if code != 0 || !strings.Contains(out, "no change") {
+		t.Errorf("dry run after install: %d %s", code, out)
+	}
+
+	// Codex, user scope, lands in ~/.codex/hooks.json.
+	if code, out, errs := runCLI("install", "--runtime", "codex", "--scope", "user", "--bin", bin); code != 0 {
+		t.Fatalf("codex install: %d %s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(homeDir, ".codex", "hooks.json")); err != nil {
+		t.Errorf("codex settings: %v", err)
+	}
+
+	code, out, errs = runCLI("uninstall")
+	if code != 0 || !strings.Contains(out, "removed 5 docket hook(s)") {
+		t.Errorf("uninstall: %d %s%s", code, out, errs)
+	}
+	b, _ := os.ReadFile(settings)
+	if strings.Contains(string(b), "docket-") {
+		t.Errorf("uninstall left docket entries:\n%s", b)
+	}
+	if _, err := os.Stat(settings + ".docket-bak"); err != nil {
+		t.Errorf("no backup: %v", err)
+	}
+}
+
+func TestInstallCommandErrors(t *testing.T) {
+	_, _, bin := wiringSandbox(t)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"install", "--runtime", "codex", "--scope", "local", "--bin", bin}, 2, "hint: use --scope project"},
+		{[]string{"install", "--runtime", "vim", "--bin", bin}, 2, `unknown runtime "vim"`},
+		{[]string{"install", "--scope", "global", "--bin", bin}, 2, `unknown scope "global"`},
+		{[]string{"install", "codex"}, 2, "hint: name the runtime with a flag: docket install --runtime codex"},
+		{[]string{"install", "--bin", t.TempDir()}, 1, "hint: build them with 'make build'"},
+		{[]string{"uninstall", "--runtime", "gemini", "--scope", "local"}, 2, "--scope local"},
+		{[]string{"install", "--nope"}, 2, ""},
+		{[]string{"doctor", "extra"}, 2, "doctor takes no arguments"},
+	}
+	for _, tt := range tests {
+		code, _, errs := runCLI(tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tt.args, code, errs, tt.code, tt.want)
+		}
+		if code != 0 && tt.want != "" && !strings.HasPrefix(errs, "docket: error: ") {
+			t.Errorf("%v: stderr %q does not start with docket: error:", tt.args, errs)
+		}
+	}
+	// A malformed settings file is reported and left alone.
+	os.MkdirAll(".claude", 0o755)
+	os.WriteFile(".claude/settings.json", []byte("{oops"), 0o600)
+	code, _, errs := runCLI("install", "--bin", bin)
+	if b, _ := os.ReadFile(".claude/settings.json"); code != 1 || string(b) != "{oops" || !strings.Contains(errs, "docket will not overwrite it") {
+		t.Errorf("malformed settings: exit %d %q, file %q", code, errs, b)
+	}
+}
+
+func TestDoctorCommand(t *testing.T) {
+	_, _, bin := wiringSandbox(t)
+	code, out, errs := runCLI("doctor", "--json")
+	if code != 1 {
+		t.Errorf("doctor on a bare machine: exit %d, want 1\n%s%s", code, out, errs)
+	}
+	var rep struct {
+		Healthy bool `json:"healthy"`
+		Results []struct {
+			Check, Status, Detail, Fix string
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	if rep.Healthy || len(rep.Results) == 0 {
+		t.Errorf("report: %+v", rep)
+	}
+	if code, out, errs := runCLI("init"); code != 0 {
+		t.Fatalf("init: %d %s%s", code, out, errs)
+	}
+	runCLI("install", "--bin", bin)
+	code, out, _ = runCLI("doctor")
+	if code != 0 || !strings.Contains(out, "OK    hooks") || !strings.Contains(out, "OK    keys") {
+		t.Errorf("doctor after init and install: exit %d\n%s", code, out)
+	}
+}

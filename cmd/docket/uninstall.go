@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/docket/docket/install"
+)
+
+const uninstallUsage = `usage: docket uninstall [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run]
+
+Removes docket's hook entries from the runtime's settings file: every
+handler whose command runs docket-judge, docket-ledger or docket-gate,
+and the groups and event lists that held nothing else. Everything else
+is kept; the old file is kept beside it as <file>.docket-bak.
+
+  --runtime R  claude (default), codex, gemini or cursor
+  --scope S    project (default), user, or local (Claude Code only)
+  --dry-run    print the change as a diff and write nothing
+
+Exit codes: 0 removed (or nothing to remove, or the diff was printed),
+1 the settings file is not usable, 2 usage error.
+`
+
+func init() {
+	commands["uninstall"] = command{summary: "remove docket's hooks from an agent runtime's settings", run: runUninstall}
+}
+
+func runUninstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("uninstall", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, uninstallUsage) }
+	var f wiringFlags
+	f.register(fs, false)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exitCode(2, nil)
+	}
+	o, err := f.options("uninstall", fs)
+	if err != nil {
+		return err
+	}
+	c, err := install.PlanUninstall(o)
+	if err != nil {
+		return err
+	}
+	return applyChange(c, f.dryRun, stdout,
+		fmt.Sprintf("removed %d docket hook(s) from %s", c.Removed, c.Path),
+		fmt.Sprintf("no docket hooks in %s", c.Path))
+}

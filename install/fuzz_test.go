@@ -1,0 +1,78 @@
+package install
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/docket/docket/hooks"
+)
+
+var settingsSeeds = []string{
+	userSettings,
+	`{}`, ``, `{"hooks":{}}`, `{"hooks":{"Stop":[]}}`, `{"a":1e400,"b":-0.0,"c":"\u00e9\ud83d\ude00"}`,
+	`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/x/docket-gate"}]},7,"s",{"hooks":"x"}]}}`,
+	`{"version":1,"hooks":{"stop":[{"command":"/x/docket-gate"},{"command":"say hi"}]}}`,
+	`{"dup":1,"dup":2}`, `[]`, `{"a":`, "{\"a\":\"\xff\"}",
+}
+
+// FuzzParseDocument: a parsed settings file re-encodes to the same JSON
+// value, and re-encoding is stable.
+func FuzzParseDocument(f *testing.F) {
+	for _, s := range settingsSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := parseDocument(b)
+		if err != nil {
+			return
+		}
+		out := encodeDocument(d, "  ")
+		d2, err := parseDocument(out)
+		if err != nil {
+			t.Fatalf("re-encoded document does not parse: %v\n%s", err, out)
+		}
+		if out2 := encodeDocument(d2, "  "); string(out2) != string(out) {
+			t.Fatalf("encoding not stable:\n%s\n%s", out, out2)
+		}
+		var orig map[string]any
+		if json.Unmarshal(b, &orig) == nil && !sameJSON(b, out) {
+			t.Fatalf("meaning changed:\n%s\n%s", b, out)
+		}
+	})
+}
+
+// FuzzInstall: on any settings file docket accepts, install then install
+// plans no change, the wiring checks clean, and uninstall leaves no
+// docket handler.
+func FuzzInstall(f *testing.F) {
+	for _, s := range settingsSeeds {
+		for i := range hooks.Runtimes {
+			f.Add([]byte(s), uint8(i))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte, r uint8) {
+		rt := hooks.Runtimes[int(r)%len(hooks.Runtimes)]
+		o := Options{Runtime: rt, Scope: Project, BinDir: "/opt/docket bin", ProjectDir: "/p"}
+		c := &Change{Path: "/p/settings.json", Existed: true, Old: b}
+		if err := edit(c, o, true); err != nil {
+			return
+		}
+		if p := CheckWiring(rt, c.New, o.BinDir, DefaultJudgeTimeout()); len(p) > 0 {
+			t.Fatalf("wiring after install: %v\n%s", p, c.New)
+		}
+		c2 := &Change{Path: c.Path, Existed: true, Old: c.New}
+		if err := edit(c2, o, true); err != nil || c2.Changed() {
+			t.Fatalf("second install: %v\n%s", err, c2.Diff())
+		}
+		u := &Change{Path: c.Path, Existed: true, Old: c.New}
+		if err := edit(u, o, false); err != nil {
+			t.Fatal(err)
+		}
+		if u.Removed != len(Wiring(rt)) {
+			t.Fatalf("uninstall removes %d handlers, want %d", u.Removed, len(Wiring(rt)))
+		}
+		if w, _ := Wired(rt, u.New); len(w) > 0 {
+			t.Fatalf("docket handlers left after uninstall: %+v", w)
+		}
+	})
+}
