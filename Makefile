@@ -29,9 +29,21 @@ install: build
 bench: build
 	@./bench/run.sh
 
+# Every fuzz target, FUZZTIME each (default 20s).
+FUZZTIME ?= 20s
+FUZZ := ./hooks:FuzzDetectAndDecode ./hooks:FuzzDecodeCodex ./hooks:FuzzDecodeGemini \
+	./hooks:FuzzDecodeCursor ./ledger:FuzzParseEntry ./ledger:FuzzCheckInclusion \
+	./gate:FuzzParseLine ./gate:FuzzBackScanner ./gate:FuzzExtract ./gate:FuzzGateStop \
+	./judge:FuzzClassifyCommand ./policies:FuzzGlob ./policies:FuzzJudgesFrontMatter \
+	./policies:FuzzParseTools ./validators:FuzzAnalyzeScript ./validators:FuzzParsePytestSummary \
+	./install:FuzzParseDocument ./install:FuzzInstall
+
 fuzz:
-	$(GO) test -run=NONE -fuzz=FuzzDecodeClaude -fuzztime=30s ./hooks
-	$(GO) test -run=NONE -fuzz=FuzzParseEntry -fuzztime=30s ./ledger
+	@for t in $(FUZZ); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "== $$pkg $$fn"; \
+		$(GO) test -run=NONE -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	done
 
 clean:
 	rm -rf bin

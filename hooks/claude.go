@@ -30,11 +30,22 @@ func DecodeClaude(payload []byte) (*Event, error) {
 	if err := checkObject(payload); err != nil {
 		return nil, err
 	}
-	p := gjson.ParseBytes(payload)
+	e, err := decodeClaudeShape(gjson.ParseBytes(payload), Claude)
+	if err != nil {
+		return nil, err
+	}
+	classifyFailure(e)
+	return e, nil
+}
+
+// decodeClaudeShape reads the fields of Claude Code's payload shape, which
+// Codex CLI shares, and checks the two every event must have.
+func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 	e := &Event{
-		Runtime:                 Claude,
+		Runtime:                 rt,
 		RawName:                 p.Get("hook_event_name").String(),
 		SessionID:               p.Get("session_id").String(),
+		TurnID:                  p.Get("turn_id").String(),
 		TranscriptPath:          p.Get("transcript_path").String(),
 		Cwd:                     p.Get("cwd").String(),
 		PermissionMode:          p.Get("permission_mode").String(),
@@ -64,7 +75,6 @@ func DecodeClaude(payload []byte) (*Event, error) {
 	if e.SessionID == "" {
 		return nil, &FieldError{Field: "session_id", Reason: "missing"}
 	}
-	classifyFailure(e)
 	return e, nil
 }
 

@@ -41,38 +41,9 @@ func DecodeCodex(payload []byte) (*Event, error) {
 		"cwd", "tool_name", "tool_use_id", "last_assistant_message", "agent_id"); err != nil {
 		return nil, err
 	}
-	e := &Event{
-		Runtime:                 Codex,
-		RawName:                 p.Get("hook_event_name").String(),
-		SessionID:               p.Get("session_id").String(),
-		TurnID:                  p.Get("turn_id").String(),
-		TranscriptPath:          p.Get("transcript_path").String(),
-		Cwd:                     p.Get("cwd").String(),
-		PermissionMode:          p.Get("permission_mode").String(),
-		Model:                   p.Get("model").String(),
-		AgentID:                 p.Get("agent_id").String(),
-		AgentType:               p.Get("agent_type").String(),
-		AgentTranscriptPath:     p.Get("agent_transcript_path").String(),
-		ToolName:                p.Get("tool_name").String(),
-		ToolUseID:               p.Get("tool_use_id").String(),
-		DurationMS:              p.Get("duration_ms").Int(),
-		Error:                   p.Get("error").String(),
-		StopHookActive:          p.Get("stop_hook_active").Bool(),
-		LastAssistantMessage:    p.Get("last_assistant_message").String(),
-		HasLastAssistantMessage: p.Get("last_assistant_message").Type == gjson.String,
-	}
-	e.Name = e.RawName
-	if v := p.Get("tool_input"); v.Exists() {
-		e.ToolInput = json.RawMessage(v.Raw)
-	}
-	if v := p.Get("tool_response"); v.Exists() {
-		e.ToolResponse = json.RawMessage(v.Raw)
-	}
-	if e.RawName == "" {
-		return nil, &FieldError{Field: "hook_event_name", Reason: "missing"}
-	}
-	if e.SessionID == "" {
-		return nil, &FieldError{Field: "session_id", Reason: "missing"}
+	e, err := decodeClaudeShape(p, Codex)
+	if err != nil {
+		return nil, err
 	}
 	if codexTurnEvents[e.Name] && e.TurnID == "" {
 		return nil, &FieldError{Field: "turn_id", Reason: "missing on a Codex " + e.Name + " payload"}

@@ -41,7 +41,7 @@ type Event struct {
 	RawName string
 
 	SessionID      string
-	TurnID         string // Codex
+	TurnID         string // Codex turn_id; Cursor generation_id
 	TranscriptPath string
 	Cwd            string
 	PermissionMode string
