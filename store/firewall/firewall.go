@@ -2,11 +2,13 @@
 // that is not a compact judgment event — raw transcripts, model reasoning
 // traces, code or log dumps, oversized text — and text holding secrets.
 //
-// Secret detection is gitleaks' maintained rule set
-// (github.com/zricethezav/gitleaks/v8/detect), loaded once per process on
-// first use. Loading costs ~20 ms, so a cheap gate skips the detector for
-// text with no token-shaped run at all; it never decides that something is
-// a secret, only that nothing could be one.
+// Secret detection is a SecretDetector the program installs with
+// UseDetector: gitleaks' maintained rule set (store/firewall/gitleaks) in
+// the docket CLI, a call out to `docket firewall-check` in the PreToolUse
+// hook. A cheap gate skips the detector for text with no token-shaped run
+// at all; it never decides that something is a secret, only that nothing
+// could be one. With no detector installed every token-shaped text counts
+// as a secret (fail closed).
 package firewall
 
 import (
@@ -14,8 +16,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-
-	"github.com/zricethezav/gitleaks/v8/detect"
 )
 
 // MaxText is the longest text a compact event field may hold.
@@ -49,33 +49,40 @@ func Check(text string) string {
 	return ""
 }
 
+// A SecretDetector returns the id of the rule a secret in text matches, or
+// "" when there is none.
+type SecretDetector func(text string) (rule string, err error)
+
 var (
-	detOnce sync.Once
-	det     *detect.Detector
-	detErr  error
-	detMu   sync.Mutex
+	detMu    sync.RWMutex
+	detector SecretDetector
 )
 
-// Secret returns the id of the first gitleaks rule that matches text, or "".
-// If the detector cannot load, every token-shaped text counts as a secret
-// (fail closed).
+// UseDetector installs the process's secret detector.
+func UseDetector(d SecretDetector) {
+	detMu.Lock()
+	detector = d
+	detMu.Unlock()
+}
+
+// Secret returns the id of the rule a secret in text matches, or "". If
+// no detector is installed or it fails, every token-shaped text counts as
+// a secret (fail closed).
 func Secret(text string) string {
 	if !tokenShaped(text) {
 		return ""
 	}
-	detOnce.Do(func() {
-		det, detErr = detect.NewDetectorDefaultConfig()
-	})
-	if detErr != nil {
+	detMu.RLock()
+	d := detector
+	detMu.RUnlock()
+	if d == nil {
 		return "detector-unavailable"
 	}
-	detMu.Lock() // Detector keeps per-scan state
-	fs := det.DetectString(text)
-	detMu.Unlock()
-	if len(fs) == 0 {
-		return ""
+	rule, err := d(text)
+	if err != nil {
+		return "detector-unavailable"
 	}
-	return fs[0].RuleID
+	return rule
 }
 
 // tokenShaped reports whether text holds anything a secret rule could

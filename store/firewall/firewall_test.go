@@ -1,8 +1,11 @@
 package firewall
 
 import (
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/docket/docket/store/firewall/gitleaks"
 )
 
 func TestCheck(t *testing.T) {
@@ -52,5 +55,22 @@ func TestTokenShaped(t *testing.T) {
 		if got := tokenShaped(text); got != want {
 			t.Errorf("tokenShaped(%q) = %v, want %v", text, got, want)
 		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	UseDetector(gitleaks.Detect)
+	os.Exit(m.Run())
+}
+
+// Without a detector, anything that could be a secret is refused.
+func TestNoDetectorFailsClosed(t *testing.T) {
+	UseDetector(nil)
+	defer UseDetector(gitleaks.Detect)
+	if got := Check("run go_test_pass on ./..."); got == "" {
+		t.Fatal("token-shaped text passed with no secret detector installed")
+	}
+	if got := Check("push the feature branch"); got != "" {
+		t.Fatalf("plain text refused: %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/store"
+	"github.com/docket/docket/store/firewall"
+	"github.com/docket/docket/store/firewall/gitleaks"
 	"github.com/docket/docket/store/memstore"
 	"github.com/docket/docket/store/projection"
 )
@@ -22,6 +25,11 @@ func entry(seq uint64, kind ledger.Kind, tool string, body any) *ledger.Entry {
 }
 
 var sc = projection.Scope{Workspace: "ws", Project: "docket"}
+
+func TestMain(m *testing.M) {
+	firewall.UseDetector(gitleaks.Detect)
+	os.Exit(m.Run())
+}
 
 func TestMemory(t *testing.T) {
 	tests := []struct {

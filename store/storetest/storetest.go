@@ -14,11 +14,15 @@ import (
 	"time"
 
 	"github.com/docket/docket/store"
+	"github.com/docket/docket/store/firewall"
+	"github.com/docket/docket/store/firewall/gitleaks"
 )
 
 // TestStore runs the conformance suite. newStore must return an empty
-// store; the suite closes it.
+// store; the suite closes it. It installs gitleaks as the write-back
+// firewall's secret detector, as the docket CLI does.
 func TestStore(t *testing.T, newStore func(t *testing.T) store.Store) {
+	firewall.UseDetector(gitleaks.Detect)
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s store.Store)
