@@ -33,6 +33,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/docket/docket/internal/transcript"
 )
 
 // The real session replayed in step 2, and the project directory it ran
@@ -226,14 +228,14 @@ func (d *demo) replay(ctx context.Context) error {
 	}
 	// The session ran in realCwd; point every path at the demo's project.
 	data = bytes.ReplaceAll(data, []byte(realCwd), []byte(d.project))
-	transcript := filepath.Join(d.root, "claude", "projects", "replay", realSession+".jsonl")
-	if err := os.MkdirAll(filepath.Dir(transcript), 0o755); err != nil {
+	transcriptPath := filepath.Join(d.root, "claude", "projects", "replay", realSession+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(transcriptPath), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(transcript, data, 0o644); err != nil {
+	if err := os.WriteFile(transcriptPath, data, 0o644); err != nil {
 		return err
 	}
-	steps, err := transcriptSteps(data)
+	steps, err := transcript.Steps(data)
 	if err != nil {
 		return err
 	}
@@ -243,33 +245,33 @@ func (d *demo) replay(ctx context.Context) error {
 	d.say("→ docket-judge, then PostToolUse/PostToolUseFailure → docket-ledger; at the end Stop → docket-gate.")
 	d.say("(Paths under %s now point into the project.)", realCwd)
 
-	rt := &runtime{handlers: d.settings, env: d.env, cwd: d.project, session: realSession, transcript: transcript}
+	rt := &runtime{handlers: d.settings, env: d.env, cwd: d.project, session: realSession, transcript: transcriptPath}
 	answers := map[string]int{}
 	stopped := map[string]bool{} // calls the judge denied or escalated: Claude Code would not run them here
 	var tools []string
 	var last, reason string
 	for _, s := range steps {
-		switch s.kind {
-		case "use":
-			decision, _, err := rt.preToolUse(ctx, s.id, s.tool, s.input)
+		switch s.Kind {
+		case transcript.Use:
+			decision, _, err := rt.preToolUse(ctx, s.ID, s.Tool, s.Input)
 			if err != nil {
 				return err
 			}
 			d.o.ReplayCalls++
 			answers[orNoObjection(decision)]++
-			stopped[s.id] = decision == "deny" || decision == "ask"
-			tools = append(tools, s.tool)
-		case "result":
-			if stopped[s.id] {
+			stopped[s.ID] = decision == "deny" || decision == "ask"
+			tools = append(tools, s.Tool)
+		case transcript.Result:
+			if stopped[s.ID] {
 				d.o.ReplayNotRun++
 				continue
 			}
-			if err := rt.postToolUse(ctx, s.id, s.tool, s.input, s.response, s.failure); err != nil {
+			if err := rt.postToolUse(ctx, s.ID, s.Tool, s.Input, s.Response, s.Error); err != nil {
 				return err
 			}
-		case "stop":
-			last = s.text
-			if reason, err = rt.stop(ctx, s.text); err != nil {
+		case transcript.Stop:
+			last = s.Text
+			if reason, err = rt.stop(ctx, s.Text); err != nil {
 				return err
 			}
 		}

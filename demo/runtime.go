@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,9 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/docket/docket/install"
 )
 
 // This file is a small stand-in for Claude Code: it reads the hooks that
@@ -58,25 +58,6 @@ func readSettings(path string) ([]handler, error) {
 	return hs, nil
 }
 
-// matches applies Claude Code's matcher rules: "" and "*" match every
-// tool, a plain name or a|b list matches exactly, anything else is a
-// regular expression.
-func matches(matcher, tool string) bool {
-	if matcher == "" || matcher == "*" {
-		return true
-	}
-	if regexp.MustCompile(`^[A-Za-z0-9_|]+$`).MatchString(matcher) {
-		for _, m := range strings.Split(matcher, "|") {
-			if m == tool {
-				return true
-			}
-		}
-		return false
-	}
-	re, err := regexp.Compile(matcher)
-	return err == nil && re.MatchString(tool)
-}
-
 // runtime fires hook events for one session in one project.
 type runtime struct {
 	handlers   []handler
@@ -108,7 +89,7 @@ func (r *runtime) fire(ctx context.Context, event, tool string, payload map[stri
 	}
 	var out []hookResult
 	for _, h := range r.handlers {
-		if h.Event != event || (tool != "" && !matches(h.Matcher, tool)) {
+		if h.Event != event || (tool != "" && !install.Matches(h.Matcher, tool)) {
 			continue
 		}
 		res, err := r.run(ctx, h, in)
@@ -229,80 +210,4 @@ func (r *runtime) stop(ctx context.Context, message string) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// step is one event of a recorded session: a tool call proposed ("use"),
-// its result ("result"), or the final stop carrying the last assistant
-// message.
-type step struct {
-	kind     string // "use", "result" or "stop"
-	id, tool string
-	input    json.RawMessage
-	response json.RawMessage // toolUseResult, else the tool_result content
-	failure  string          // the error text of a failed call
-	text     string          // stop: the last assistant message
-}
-
-// transcriptSteps reads a Claude Code transcript's main chain.
-func transcriptSteps(transcript []byte) ([]step, error) {
-	var steps []step
-	var lastID string
-	var lastText []string
-	tools, inputs := map[string]string{}, map[string]json.RawMessage{}
-	sc := bufio.NewScanner(bytes.NewReader(transcript))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var line struct {
-			Type          string          `json:"type"`
-			IsSidechain   bool            `json:"isSidechain"`
-			ToolUseResult json.RawMessage `json:"toolUseResult"`
-			Message       struct {
-				ID      string          `json:"id"`
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line.IsSidechain {
-			continue
-		}
-		var blocks []struct {
-			Type      string          `json:"type"`
-			ID        string          `json:"id"`
-			Name      string          `json:"name"`
-			Input     json.RawMessage `json:"input"`
-			Text      string          `json:"text"`
-			ToolUseID string          `json:"tool_use_id"`
-			Content   json.RawMessage `json:"content"`
-			IsError   bool            `json:"is_error"`
-		}
-		if json.Unmarshal(line.Message.Content, &blocks) != nil {
-			continue // a plain-text user prompt
-		}
-		for _, b := range blocks {
-			switch {
-			case line.Type == "assistant" && b.Type == "tool_use":
-				tools[b.ID], inputs[b.ID] = b.Name, b.Input
-				steps = append(steps, step{kind: "use", id: b.ID, tool: b.Name, input: b.Input})
-			case line.Type == "assistant" && b.Type == "text":
-				if line.Message.ID != lastID {
-					lastID, lastText = line.Message.ID, nil
-				}
-				lastText = append(lastText, b.Text)
-			case line.Type == "user" && b.Type == "tool_result":
-				s := step{kind: "result", id: b.ToolUseID, tool: tools[b.ToolUseID], input: inputs[b.ToolUseID], response: line.ToolUseResult}
-				if s.response == nil {
-					s.response = b.Content
-				}
-				if b.IsError {
-					if json.Unmarshal(b.Content, &s.failure) != nil || s.failure == "" {
-						s.failure = string(b.Content)
-					}
-				}
-				steps = append(steps, s)
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return append(steps, step{kind: "stop", text: strings.Join(lastText, "\n")}), nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/docket/docket/hooks"
@@ -171,4 +173,26 @@ func CheckWiring(rt hooks.Runtime, settings []byte, binDir string, judgeMin time
 		}
 	}
 	return problems
+}
+
+var plainMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+
+// Matches applies Claude Code's matcher rules (Codex's and Gemini's agree
+// on these): "" and "*" match every tool; a matcher of only
+// [A-Za-z0-9_|] is an exact name or a |-list; anything else is an
+// unanchored regular expression.
+func Matches(matcher, tool string) bool {
+	if matcher == "" || matcher == "*" {
+		return true
+	}
+	if plainMatcher.MatchString(matcher) {
+		for _, m := range strings.Split(matcher, "|") {
+			if m == tool {
+				return true
+			}
+		}
+		return false
+	}
+	re, err := regexp.Compile(matcher)
+	return err == nil && re.MatchString(tool)
 }
