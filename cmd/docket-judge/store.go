@@ -74,6 +74,7 @@ func (l *lazyStore) close() {
 	if l.ad != nil {
 		l.ad.Close()
 	}
+	stopScanner()
 }
 
 var errNoStore = errors.New("store disabled (-no-store)")

@@ -1,20 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/docket/docket/store/firewall"
 	"github.com/docket/docket/store/firewall/gitleaks"
 )
 
-const firewallCheckUsage = `usage: docket firewall-check < TEXT
+const firewallCheckUsage = `usage: docket firewall-check < TEXTS
 
-Scans TEXT on stdin for secrets with the write-back firewall's detector
-(gitleaks' rule set) and prints the matching rule id, or nothing. The
-PreToolUse hook calls it for token-shaped text instead of linking the
-detector itself.
+Scans texts on stdin for secrets with the write-back firewall's detector
+(gitleaks' rule set). Texts are separated by NUL bytes; for each one it
+prints one line: the matching rule id, or "-" for none. The PreToolUse
+hook keeps one running for its token-shaped write-back text instead of
+linking the detector itself.
 
 Exit codes: 0 scanned, 1 could not scan.
 `
@@ -29,16 +32,29 @@ func runFirewallCheck(_ context.Context, args []string, stdin io.Reader, stdout,
 		fmt.Fprint(stderr, firewallCheckUsage)
 		return exitCode(2, nil)
 	}
-	text, err := io.ReadAll(io.LimitReader(stdin, firewall.MaxText+1))
-	if err != nil {
-		return err
+	br := bufio.NewReader(stdin)
+	for {
+		text, err := br.ReadString(0)
+		if text = strings.TrimSuffix(text, "\x00"); text != "" || err == nil {
+			if len(text) > firewall.MaxText {
+				text = text[:firewall.MaxText]
+			}
+			rule, derr := gitleaks.Detect(text)
+			if derr != nil {
+				return fmt.Errorf("secret detector: %w", derr)
+			}
+			if rule == "" {
+				rule = "-"
+			}
+			if _, werr := fmt.Fprintln(stdout, rule); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	rule, err := gitleaks.Detect(string(text))
-	if err != nil {
-		return fmt.Errorf("secret detector: %w", err)
-	}
-	if rule != "" {
-		fmt.Fprintln(stdout, rule)
-	}
-	return nil
 }
