@@ -59,7 +59,7 @@ func TestRun(t *testing.T) {
 // binary's run, with exactly one JSON object or nothing on stdout.
 func TestRunRealPayloads(t *testing.T) {
 	t.Setenv("DOCKET_HOME", t.TempDir())
-	files, _ := filepath.Glob("../../testdata/judge/payloads/PreToolUse__*.json")
+	files, _ := filepath.Glob("../../testdata/realdata/payloads/PreToolUse__*.json")
 	if len(files) == 0 {
 		t.Fatal("no payloads")
 	}
