@@ -74,7 +74,7 @@ func checkClaudeAnswer(out []byte) error {
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 func TestRealPayloads(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "judge", "payloads", "PreToolUse__*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "realdata", "payloads", "PreToolUse__*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no payloads: %v", err)
 	}
