@@ -13,7 +13,8 @@
 # store, writes back, answers "ask"). Builds: docket-judge (as shipped)
 # and docket-judge built with -tags nostore (store not linked).
 # Runs are interleaved (noop, judge, judge-nostore, noop, …) by
-# judge/internal/benchproc so background load hits all alike; it prints
+# bench/spawn so background load hits all alike (the "env DOCKET_HOME=…"
+# rows pay one extra exec for env itself); it prints
 # median and p90 wall time per process and the ratio of medians to noop.
 set -euo pipefail
 
@@ -23,20 +24,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-mkdir -p "$work/noop" "$work/bin"
-cat >"$work/noop/main.go" <<'GO'
-package main
-
-import (
-	"io"
-	"os"
-)
-
-func main() { io.Copy(io.Discard, os.Stdin) }
-GO
-printf 'module noop\n\ngo 1.22\n' >"$work/noop/go.mod"
+mkdir -p "$work/bin"
 build() { CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" "$@"; }
-(cd "$work/noop" && build -o "$work/bin/noop" .)
+(cd "$root" && build -o "$work/bin/" ./bench/noop ./bench/spawn)
 (cd "$root" && build -o "$work/bin/docket-judge" ./cmd/docket-judge)
 (cd "$root" && build -tags nostore -o "$work/bin/docket-judge-nostore" ./cmd/docket-judge)
 
@@ -82,9 +72,10 @@ for p in safe read push; do
 done
 
 echo "rules=$rules memories=$MEMORIES ledger=$ledger runs=$N (interleaved, wall time per process)"
-(cd "$root" && go build -o "$work/bin/benchproc" ./judge/internal/benchproc)
 for p in safe read push; do
-	"$work/bin/benchproc" -n "$N" -label "$p" -stdin "$work/$p.json" \
-		"$work/bin/noop" "$work/bin/docket-judge" "$work/bin/docket-judge-nostore" \
-		"DOCKET_HOME=$nokeys:$work/bin/docket-judge" "DOCKET_HOME=$nokeys:$work/bin/docket-judge-nostore"
+	echo "== $p"
+	"$work/bin/spawn" -n "$N" -stdin "$work/$p.json" -- "$work/bin/noop" \
+		-- "$work/bin/docket-judge" -- "$work/bin/docket-judge-nostore" \
+		-- env DOCKET_HOME="$nokeys" "$work/bin/docket-judge" \
+		-- env DOCKET_HOME="$nokeys" "$work/bin/docket-judge-nostore"
 done
