@@ -1,27 +1,12 @@
 package hooks
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 
 	"github.com/tidwall/gjson"
 )
-
-// ReadPayload reads all of r, up to MaxPayload.
-func ReadPayload(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook payload: %w", err)
-	}
-	if len(b) > MaxPayload {
-		return nil, ErrPayloadTooLarge
-	}
-	return b, nil
-}
 
 // DecodeClaude decodes a Claude Code hook payload. Unknown fields are
 // ignored; the payload must be one JSON object with a session_id and a
@@ -76,14 +61,6 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 		return nil, &FieldError{Field: "session_id", Reason: "missing"}
 	}
 	return e, nil
-}
-
-func checkObject(payload []byte) error {
-	trimmed := bytes.TrimSpace(payload)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return errNotObject
-	}
-	return nil
 }
 
 var exitCodeLine = regexp.MustCompile(`^(?:Error: )?Exit code (\d+)`)

@@ -129,15 +129,3 @@ func marshalAnswer(out map[string]any) ([]byte, int, error) {
 	}
 	return buf.Bytes(), 0, nil
 }
-
-// stringFields rejects a payload whose named fields are present with a
-// type other than string (null counts as absent).
-func stringFields(p gjson.Result, names ...string) error {
-	for _, n := range names {
-		v := p.Get(n)
-		if v.Exists() && v.Type != gjson.String && v.Type != gjson.Null {
-			return &FieldError{Field: n, Reason: "not a string"}
-		}
-	}
-	return nil
-}
