@@ -48,6 +48,9 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 		HasLastAssistantMessage: p.Get("last_assistant_message").Type == gjson.String,
 	}
 	e.Name = e.RawName
+	if e.ToolName != "" {
+		e.ToolKind = KindOf(e.ToolName)
+	}
 	if v := p.Get("tool_input"); v.Exists() {
 		e.ToolInput = json.RawMessage(v.Raw)
 	}
@@ -63,12 +66,15 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 	return e, nil
 }
 
-var exitCodeLine = regexp.MustCompile(`^(?:Error: )?Exit code (\d+)`)
+// exitCodeLine matches a string result that starts with its exit code:
+// "Error: Exit code N" (Claude Code's failed Bash call) and "Exit code: N"
+// (Codex's apply_patch and shell output), with or without the colon.
+var exitCodeLine = regexp.MustCompile(`^(?:Error: )?Exit code:? (\d+)`)
 
 // classifyFailure marks an event failed from whatever evidence its runtime
 // gives: the failure event itself, an is_error flag, an explicit exit
-// code, an interrupted flag, or a string result of the form
-// "Error: Exit code N" (how Claude Code reports a failed Bash call).
+// code, an interrupted flag, or a string result that starts with its exit
+// code (exitCodeLine).
 func classifyFailure(e *Event) {
 	if e.Name == PostToolUseFailure {
 		e.Failed = true

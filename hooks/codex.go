@@ -52,6 +52,12 @@ func DecodeCodex(payload []byte) (*Event, error) {
 		return nil, &FieldError{Field: "tool_name", Reason: "missing"}
 	}
 	classifyFailure(e)
+	if e.Name == PostToolUse && e.Kind() == KindShell && e.ExitCode == nil && !e.Failed {
+		// Codex's Bash tool_response is the command's output and nothing
+		// else: success and failure look alike (ResolveExit looks in the
+		// session's rollout).
+		e.ExitUnknown = true
+	}
 	return e, nil
 }
 
