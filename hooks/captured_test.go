@@ -202,7 +202,7 @@ func TestPatchPaths(t *testing.T) {
 func TestShellCommandShapes(t *testing.T) {
 	for _, tc := range []struct {
 		tool, input, want string
-		ok               bool
+		ok                bool
 	}{
 		{"Bash", `{"command":"ls -la"}`, "ls -la", true},
 		{"shell", `{"command":["bash","-lc","go test ./..."]}`, "go test ./...", true},
@@ -229,7 +229,7 @@ func TestKindOf(t *testing.T) {
 		"Write": KindFileWrite, "write_file": KindFileWrite,
 		"Edit": KindFileEdit, "MultiEdit": KindFileEdit, "NotebookEdit": KindFileEdit, "replace": KindFileEdit,
 		"apply_patch": KindPatch,
-		"Read": KindRead, "read_file": KindRead, "read_many_files": KindRead, "list_directory": KindRead,
+		"Read":        KindRead, "read_file": KindRead, "read_many_files": KindRead, "list_directory": KindRead,
 		"Glob": KindSearch, "Grep": KindSearch, "glob": KindSearch, "search_file_content": KindSearch, "grep": KindSearch,
 		"WebFetch": KindFetch, "WebSearch": KindFetch, "web_fetch": KindFetch, "google_web_search": KindFetch,
 		"mcp__github__create_issue": KindMCP, "TodoWrite": KindOther, "": KindOther, "bash": KindOther,
