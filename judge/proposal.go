@@ -178,9 +178,9 @@ type ProposalContext struct {
 	Alias    string
 	// Paths are the files the call names (hooks.Event.Paths: a patch's
 	// every file), as written.
-	Paths []string
-	Shell          *CommandClass // for shell tools
-	ClassReasons   []string
+	Paths        []string
+	Shell        *CommandClass // for shell tools
+	ClassReasons []string
 }
 
 // Digest is the proposal's canonical digest, "sha256:<hex>", over its
