@@ -63,7 +63,7 @@ func init() {
 
 // wiringFlags are the flags install and uninstall share.
 type wiringFlags struct {
-	runtime, scope, bin string
+	runtime, scope, bin  string
 	dryRun, trustProject bool
 }
 
