@@ -193,7 +193,11 @@ func codexConfig(o install.Options, c *install.Change, trustProject, uninstall, 
 	if err != nil {
 		return nil, err
 	}
-	if err := applyChange(p.Change, dryRun, stdout, "updated Codex's hook trust in "+p.Change.Path, "Codex already trusts docket's hooks: "+p.Change.Path); err != nil {
+	done, nothing := "updated Codex's hook trust in "+p.Change.Path, "Codex already trusts docket's hooks: "+p.Change.Path
+	if uninstall {
+		done, nothing = "updated docket's trust block in "+p.Change.Path, "no docket trust block to change in "+p.Change.Path
+	}
+	if err := applyChange(p.Change, dryRun, stdout, done, nothing); err != nil {
 		return nil, err
 	}
 	notes := p.Notes
