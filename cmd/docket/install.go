@@ -17,7 +17,7 @@ import (
 	"github.com/docket/docket/policies"
 )
 
-const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR]
+const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR] [--trust-project]
 
 Merges docket's hook entries into the runtime's settings file:
 PreToolUse → docket-judge, PostToolUse and PostToolUseFailure →
@@ -124,6 +124,9 @@ func runInstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	o, err := f.options("install", fs)
 	if err != nil {
 		return err
+	}
+	if f.trustProject && (o.Runtime != hooks.Codex || o.Scope != install.Project) {
+		return usageError("--trust-project is for --runtime codex --scope project", "")
 	}
 	if f.bin == "" {
 		if f.bin, err = install.DefaultBinDir(); err != nil {
