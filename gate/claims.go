@@ -24,9 +24,12 @@ const MaxSentence = 240
 
 // Extract returns every claim in text, in message order, at most one per
 // claim type and sentence. Text inside fenced code blocks, inline code
-// and quoted (">") lines is not read; negated, future or conditional
-// phrasings and questions are not claims unless the lexicon says so for
-// the claim type.
+// and quoted (">") lines is not read; the rest is normalised (NFKC,
+// invisible characters dropped, look-alike letters folded) before it is
+// matched; negated, future or conditional phrasings and questions are
+// not claims unless the lexicon says so for the claim type. In a
+// question, only the interrogative part is a question: "All tests pass
+// now, want me to push?" claims tests_pass.
 func Extract(text string, lex *policies.Claims) []Claim {
 	var out []Claim
 	for _, seg := range segments(text) {
@@ -110,6 +113,9 @@ func segments(text string) []string {
 			out = append(out, c)
 		}
 	}
+	for i := range out {
+		out[i] = normalize(out[i])
+	}
 	return out
 }
 
@@ -145,6 +151,34 @@ type sentence struct {
 	text     string
 	question bool
 }
+
+// questionStart returns where the interrogative part of a question
+// sentence begins: 0 when the sentence opens with a question word or has
+// a single clause, else the start of its last clause (or its last "¿").
+func questionStart(text string, lex *policies.Claims) int {
+	if i := strings.LastIndex(text, "¿"); i > 0 {
+		return i
+	}
+	if lex.QuestionStarters.MatchString(text) {
+		return 0
+	}
+	locs := questionClause.FindAllStringIndex(text, -1)
+	if len(locs) == 0 {
+		return 0
+	}
+	last := locs[len(locs)-1][1]
+	if strings.TrimSpace(strings.Trim(text[last:], "?!. ")) == "" {
+		// "Done, right?" has a last clause; "Done, ?" does not.
+		if len(locs) == 1 {
+			return 0
+		}
+		last = locs[len(locs)-2][1]
+	}
+	return last
+}
+
+// questionClause separates the clauses of a question sentence.
+var questionClause = regexp.MustCompile(`[,;:、]|\s[—–-]\s`)
 
 func sentences(seg string) []sentence {
 	var out []sentence
@@ -186,20 +220,28 @@ func isAbbrev(text string) bool {
 }
 
 // clauseBreak ends the clause a negation cue must share with its match.
-var clauseBreak = regexp.MustCompile(`(?i)[,:()\[\]]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b`)
+var clauseBreak = regexp.MustCompile(`(?i)[,:()\[\]、]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b|\bpero\b|\baber\b|\bmais\b|\bmas\b|但`)
 
 func sentenceClaims(s sentence, lex *policies.Claims) []Claim {
 	var out []Claim
 	lower := strings.ToLower(s.text)
+	qStart := len(s.text) + 1 // matches starting before it are declarative
+	if s.question {
+		qStart = questionStart(s.text, lex)
+	}
 	for i := range lex.Types {
 		rule := &lex.Types[i]
-		if s.question && !rule.InQuestions {
+		limit := qStart
+		if rule.InQuestions {
+			limit = len(s.text) + 1
+		}
+		if limit == 0 {
 			continue
 		}
 		if rule.Literals != nil && !containsAny(lower, rule.Literals) {
 			continue
 		}
-		if m, ok := firstValidMatch(s.text, rule, lex); ok {
+		if m, ok := firstValidMatch(s.text, lower, limit, rule, lex); ok {
 			out = append(out, Claim{Type: rule.Type, Sentence: truncate(s.text, MaxSentence), Match: m})
 		}
 	}
@@ -215,10 +257,23 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-func firstValidMatch(text string, rule *policies.ClaimRule, lex *policies.Claims) (string, bool) {
-	for _, re := range rule.Patterns {
-		n, m := re.SubexpIndex("n"), re.SubexpIndex("m")
+// firstValidMatch returns the first match of the rule that starts before
+// limit and is neither excluded, negated nor in future tense. Patterns
+// whose literals are not in lower are neither compiled nor run.
+func firstValidMatch(text, lower string, limit int, rule *policies.ClaimRule, lex *policies.Claims) (string, bool) {
+	for _, p := range rule.Patterns {
+		if !p.MayMatch(lower) {
+			continue
+		}
+		re := p.Regexp()
+		n, m := -1, -1
+		if p.NM {
+			n, m = re.SubexpIndex("n"), re.SubexpIndex("m")
+		}
 		for _, loc := range re.FindAllStringSubmatchIndex(text, -1) {
+			if loc[0] >= limit {
+				break
+			}
 			if n >= 0 && m >= 0 && loc[2*n] >= 0 && loc[2*m] >= 0 {
 				if strings.TrimLeft(text[loc[2*n]:loc[2*n+1]], "0") != strings.TrimLeft(text[loc[2*m]:loc[2*m+1]], "0") {
 					continue
@@ -229,7 +284,7 @@ func firstValidMatch(text string, rule *policies.ClaimRule, lex *policies.Claims
 				continue
 			}
 			before := text[:start]
-			if rule.Negatable && (negated(before, lex) || negatedInside(text[start:end], lex)) {
+			if rule.Negatable && (negated(before, lex) || negatedInside(text[start:end], lex) || negatedAfter(text[end:], lex)) {
 				continue
 			}
 			if !rule.InFuture && future(text, before, lex) {
@@ -242,9 +297,9 @@ func firstValidMatch(text string, rule *policies.ClaimRule, lex *policies.Claims
 }
 
 // excluded reports whether an exclude pattern's match overlaps [start,end).
-func excluded(text string, start, end int, excl []*regexp.Regexp) bool {
-	for _, re := range excl {
-		for _, l := range re.FindAllStringIndex(text, -1) {
+func excluded(text string, start, end int, excl []*policies.Pattern) bool {
+	for _, p := range excl {
+		for _, l := range p.Regexp().FindAllStringIndex(text, -1) {
 			if l[0] < end && l[1] > start || l[0] == start && l[1] == start {
 				return true
 			}
@@ -259,13 +314,19 @@ func negated(before string, lex *policies.Claims) bool {
 	if locs := clauseBreak.FindAllStringIndex(before, -1); len(locs) > 0 {
 		before = before[locs[len(locs)-1][1]:]
 	}
-	w := lastWords(before, lex.NegationWindow)
-	for _, re := range lex.Negation {
-		if re.MatchString(w) {
-			return true
-		}
+	return lex.Negation.MatchString(lastWords(before, lex.NegationWindow))
+}
+
+// negatedAfter reports whether a cue of the languages that negate after
+// the verb follows the match in its clause ("Die Tests bestehen nicht").
+func negatedAfter(after string, lex *policies.Claims) bool {
+	if loc := clauseBreak.FindStringIndex(after); loc != nil {
+		after = after[:loc[0]]
 	}
-	return false
+	if i := strings.IndexAny(after, ".!?;"); i >= 0 {
+		after = after[:i]
+	}
+	return lex.NegationAfter.MatchString(firstWords(after, lex.NegationAfterWindow))
 }
 
 // negatedInside reports whether a negation cue sits between the first and
@@ -276,13 +337,7 @@ func negatedInside(match string, lex *policies.Claims) bool {
 	if len(f) < 3 {
 		return false
 	}
-	inner := strings.Join(f[1:len(f)-1], " ")
-	for _, re := range lex.Negation {
-		if re.MatchString(inner) {
-			return true
-		}
-	}
-	return false
+	return lex.Negation.MatchString(strings.Join(f[1:len(f)-1], " "))
 }
 
 // future reports whether the match is in future or conditional tense:
@@ -294,33 +349,27 @@ func future(text, before string, lex *policies.Claims) bool {
 	if i := strings.LastIndexByte(w, ':'); i >= 0 {
 		w = w[i+1:]
 	}
-	w = lastWords(w, lex.FutureWindow)
-	for _, re := range lex.Future {
-		if re.MatchString(w) {
-			return true
-		}
+	if lex.Future.MatchString(lastWords(w, lex.FutureWindow)) {
+		return true
 	}
-	near := lastWords(before, 2)
-	for _, re := range lex.Temporal {
-		if !re.MatchString(before) {
-			continue
-		}
-		if re.MatchString(near) {
-			return true
-		}
-		for _, f := range lex.Future {
-			if f.MatchString(text) {
-				return true
-			}
-		}
+	if !lex.Temporal.MatchString(before) {
+		return false
 	}
-	return false
+	return lex.Temporal.MatchString(lastWords(before, 2)) || lex.Future.MatchString(text)
 }
 
 func lastWords(s string, n int) string {
 	f := strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) })
 	if len(f) > n {
 		f = f[len(f)-n:]
+	}
+	return strings.Join(f, " ")
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
 	}
 	return strings.Join(f, " ")
 }
