@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/format"
 	"os"
 	"regexp"
 	"sort"
@@ -102,7 +103,11 @@ func knownFile(t *testing.T) []byte {
 		b.WriteString("},\n")
 	}
 	b.WriteString("}\n")
-	return b.Bytes()
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestKnownExprs keeps claims_known.go in step with the default lexicon.
