@@ -81,7 +81,8 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		return block(Fail, fmt.Sprintf("docket-gate: session id %q cannot name a ledger; the final message was not checked", truncate(ev.SessionID, 80)), "docket: the stop gate received a malformed session id")
 	}
 
-	text, source, anomaly := g.message(ev)
+	st := g.blockState(ev)
+	text, full, source, anomaly := g.message(ev, st)
 	r.Source = source
 	if anomaly != "" {
 		r.Anomaly = anomaly
@@ -137,7 +138,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		return r
 	}
 
-	prev := g.blocks(ev)
+	prev := st.n
 	if prev >= g.Lexicon.BlockCap {
 		e, err := l.Append(ev.SessionID, rec(body("release", prev)))
 		g.resetBlocks(ev)
@@ -151,7 +152,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 	}
 	e, err := l.Append(ev.SessionID, rec(body("block", prev+1)))
 	r.Entry = e
-	g.setBlocks(ev, prev+1)
+	g.setBlocks(ev, prev+1, full)
 	reason := blockReason(ev.SessionID, r.Decision)
 	if err != nil {
 		reason += "\n(docket could not record this decision: " + oneLine(err.Error()) + ")"
@@ -159,12 +160,16 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 	return block(Block, reason, "")
 }
 
-// message finds the final message: stdin first, else the transcript.
-// anomaly is non-empty when it could not be read.
-func (g *Gate) message(ev *hooks.Event) (text, source, anomaly string) {
-	if ev.HasLastAssistantMessage && strings.TrimSpace(ev.LastAssistantMessage) != "" {
-		return ev.LastAssistantMessage, "stdin", ""
-	}
+// message finds what the gate judges: every assistant text of the turn
+// after the text it last blocked (st). text is what is judged; full is
+// what a block remembers so that the next stop judges only what came
+// after it. The final message comes from stdin when the payload has it,
+// else from the transcript; the turn's earlier messages from Claude Code
+// transcripts and Codex rollouts. Gemini's prompt_response already holds
+// all text of the turn, accumulated across retries: after a block, only
+// what follows the blocked text is judged. anomaly is non-empty when the
+// message could not be read.
+func (g *Gate) message(ev *hooks.Event, st blockState) (text, full, source, anomaly string) {
 	path, chain := ev.TranscriptPath, MainChain
 	if ev.Name == hooks.SubagentStop {
 		chain = Sidechain
@@ -172,22 +177,59 @@ func (g *Gate) message(ev *hooks.Event) (text, source, anomaly string) {
 			path = ev.AgentTranscriptPath
 		}
 	}
-	if path == "" {
-		return "", "transcript", "the payload has neither last_assistant_message nor a transcript path"
+	if ev.HasLastAssistantMessage && strings.TrimSpace(ev.LastAssistantMessage) != "" {
+		last := ev.LastAssistantMessage
+		if ev.Runtime == hooks.Gemini {
+			return afterBlocked(last, st, ev.StopHookActive), last, "stdin", ""
+		}
+		if path == "" || (ev.Runtime != hooks.Claude && ev.Runtime != hooks.Codex) {
+			return last, last, "stdin", ""
+		}
+		t, err := ReadTurn(path, chain, st.sum)
+		if err != nil || len(t.Texts) == 0 {
+			// No transcript (or nothing new after the blocked text):
+			// the final message alone.
+			return last, last, "stdin", ""
+		}
+		texts := t.Texts
+		if texts[len(texts)-1] != last && t.Text != last {
+			texts = append(texts, last) // not yet in the transcript
+		}
+		return strings.Join(texts, "\n\n"), last, "stdin", ""
 	}
-	m, err := ReadLastAssistant(path, chain)
+	if path == "" {
+		return "", "", "transcript", "the payload has neither last_assistant_message nor a transcript path"
+	}
+	t, err := ReadTurn(path, chain, st.sum)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", "transcript", fmt.Sprintf("transcript %s does not exist", path)
+		return "", "", "transcript", fmt.Sprintf("transcript %s does not exist", path)
 	case errors.Is(err, ErrScanLimit):
-		return "", "transcript", fmt.Sprintf("no assistant text in the last %d bytes of transcript %s", m.Scanned, path)
+		return "", "", "transcript", fmt.Sprintf("no assistant text in the last %d bytes of transcript %s", t.Scanned, path)
 	case err != nil:
-		return "", "transcript", fmt.Sprintf("cannot read transcript: %v", err)
+		return "", "", "transcript", fmt.Sprintf("cannot read transcript: %v", err)
 	}
-	if m.Text == "" && m.Size >= g.Lexicon.AnomalyMinBytes {
-		return "", "transcript", fmt.Sprintf("no assistant text found in %d-byte transcript %s (%d lines read, %d oversized lines skipped)", m.Size, path, m.Lines, m.Skipped)
+	if t.Text == "" && t.Size >= g.Lexicon.AnomalyMinBytes {
+		return "", "", "transcript", fmt.Sprintf("no assistant text found in %d-byte transcript %s (%d lines read, %d oversized lines skipped)", t.Size, path, t.Lines, t.Skipped)
 	}
-	return m.Text, "transcript", ""
+	if len(t.Texts) == 0 {
+		return t.Text, t.Text, "transcript", ""
+	}
+	return strings.Join(t.Texts, "\n\n"), t.Text, "transcript", ""
+}
+
+// afterBlocked returns the part of an accumulated message (Gemini's
+// prompt_response) after the text the gate last blocked, when the
+// message is a retry (stop hook active) that starts with exactly that
+// text and adds something; else the whole message.
+func afterBlocked(msg string, st blockState, retry bool) string {
+	if !retry || st.len <= 0 || st.len >= len(msg) || TextDigest(msg[:st.len]) != st.sum {
+		return msg
+	}
+	if rest := msg[st.len:]; strings.TrimSpace(rest) != "" {
+		return rest
+	}
+	return msg
 }
 
 // anomaly blocks a stop whose message could not be read, counting toward
@@ -215,7 +257,7 @@ func (g *Gate) anomaly(ev *hooks.Event, r *Result, what string) *Result {
 		return r
 	}
 	r.Entry = record("block", prev+1)
-	g.setBlocks(ev, prev+1)
+	g.setBlocks(ev, prev+1, "")
 	r.Outcome = Block
 	r.Answer = hooks.Answer{Event: ev.Name, Decision: hooks.Block, Reason: capReason(
 		"docket: extraction anomaly: " + what + ". The gate could not read your final message, so it cannot let it through unchecked. " +
@@ -326,7 +368,8 @@ func capReason(s string) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// The consecutive-block counter: run/gate/<session>[.agent-<id>].blocks.
+// The consecutive-block state: run/gate/<session>[.agent-<id>].blocks,
+// "<count>" or "<count> <length> <sha256>" of the text last blocked.
 
 func (g *Gate) counterPath(ev *hooks.Event) string {
 	name := ev.SessionID
@@ -336,28 +379,54 @@ func (g *Gate) counterPath(ev *hooks.Event) string {
 	return filepath.Join(g.Home.RunDir(), "gate", name+".blocks")
 }
 
-// blocks returns the session's consecutive blocks; an unreadable counter
-// reads as zero (the worst case is three more blocks).
-func (g *Gate) blocks(ev *hooks.Event) int {
-	b, err := os.ReadFile(g.counterPath(ev))
-	if err != nil {
-		return 0
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
+// blockState is the consecutive-block state of a session or subagent.
+type blockState struct {
+	n   int    // consecutive blocks
+	len int    // length of the text last blocked, 0 if none
+	sum string // its hex SHA-256
 }
 
-func (g *Gate) setBlocks(ev *hooks.Event, n int) {
+// blockState reads the state; an unreadable one reads as zero blocks and
+// no blocked text (the worst case is three more blocks, or a retracted
+// claim judged again).
+func (g *Gate) blockState(ev *hooks.Event) blockState {
+	b, err := os.ReadFile(g.counterPath(ev))
+	if err != nil {
+		return blockState{}
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return blockState{}
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 0 {
+		return blockState{}
+	}
+	st := blockState{n: n}
+	if len(f) == 3 {
+		if l, err := strconv.Atoi(f[1]); err == nil && l > 0 && len(f[2]) == sha256.Size*2 {
+			st.len, st.sum = l, f[2]
+		}
+	}
+	return st
+}
+
+// blocks returns the session's consecutive blocks.
+func (g *Gate) blocks(ev *hooks.Event) int { return g.blockState(ev).n }
+
+// setBlocks records n consecutive blocks, the last of text blocked.
+func (g *Gate) setBlocks(ev *hooks.Event, n int, blocked string) {
 	p := g.counterPath(ev)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return
 	}
+	line := strconv.Itoa(n)
+	if blocked != "" {
+		line += " " + strconv.Itoa(len(blocked)) + " " + TextDigest(blocked)
+	}
 	// Not evidence: no fsync. A torn or lost counter reads as zero, which
 	// costs at most a few more blocks, never a bypass.
-	_ = os.WriteFile(p, []byte(strconv.Itoa(n)+"\n"), 0o600)
+	_ = os.WriteFile(p, []byte(line+"\n"), 0o600)
 }
 
 func (g *Gate) resetBlocks(ev *hooks.Event) {

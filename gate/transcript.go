@@ -2,6 +2,8 @@ package gate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -126,11 +128,185 @@ func lastAssistant(r io.ReaderAt, size int64, chain Chain, maxScan int64) (*Tran
 	return m, nil
 }
 
-var assistantWord = []byte(`"assistant"`)
+// MaxTurnBytes bounds how far before the final message ReadTurn reads
+// for the turn's earlier messages.
+const MaxTurnBytes = 32 << 20
+
+// Turn is what the gate reads of a transcript at a stop: the final
+// assistant message, and every assistant text of the same turn after the
+// text the gate last blocked.
+type Turn struct {
+	// TranscriptMessage is the final message, as ReadLastAssistant
+	// finds it.
+	TranscriptMessage
+	// Texts are the texts of the turn's assistant messages, in file
+	// order, one per message (its text blocks joined by blank lines):
+	// after the last user prompt on the chain, and after the message
+	// whose digest is the marker (exclusive). The final message is the
+	// last of them unless it is the marked one.
+	Texts []string
+	// MarkerFound: the marked message was met. Truncated: MaxTurnBytes
+	// were read before the start of the turn.
+	MarkerFound bool
+	Truncated   bool
+}
+
+// ReadTurn reads the turn that ends the transcript at path on the given
+// chain: the final assistant message (as ReadLastAssistant) and the
+// assistant texts before it back to the last user prompt, or to the
+// message whose text has the hex SHA-256 marker (the message the gate
+// last blocked), whichever is later. Claude Code transcripts and Codex
+// rollouts (event_msg agent_message, user_message) are understood.
+func ReadTurn(path string, chain Chain, marker string) (*Turn, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat transcript: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("open transcript: %s is not a regular file", path)
+	}
+	return readTurn(f, st.Size(), chain, marker, MaxScanBytes, MaxTurnBytes)
+}
+
+func readTurn(r io.ReaderAt, size int64, chain Chain, marker string, maxScan, maxTurn int64) (*Turn, error) {
+	t := &Turn{TranscriptMessage: TranscriptMessage{Size: size}}
+	var (
+		msgs    []string // the turn's messages, newest first
+		cur     []string // texts of the open message, newest first
+		curID   string
+		open    bool
+		found   bool // the final message is complete
+		turnOff int64
+	)
+	// closeMsg ends the open message; stop is true at the marker.
+	closeMsg := func() (stop bool) {
+		if !open {
+			return false
+		}
+		open = false
+		for i, j := 0, len(cur)-1; i < j; i, j = i+1, j-1 {
+			cur[i], cur[j] = cur[j], cur[i]
+		}
+		text := strings.Join(cur, "\n\n")
+		if !found {
+			found = true
+			t.ID, t.Text = curID, text
+		}
+		hit := marker != "" && matchesMarker(cur, marker)
+		cur = nil
+		if hit {
+			t.MarkerFound = true
+			return true
+		}
+		msgs = append(msgs, text)
+		return false
+	}
+	sc := newBackScanner(r, size, MaxLineSize)
+	for {
+		if !found && sc.scanned > maxScan {
+			t.Scanned = sc.scanned
+			return t, ErrScanLimit
+		}
+		if found && sc.scanned-turnOff > maxTurn {
+			t.Truncated = true
+			break
+		}
+		ln, err := sc.prev()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read transcript: %w", err)
+		}
+		if ln == nil {
+			t.Skipped++
+			continue
+		}
+		t.Lines++
+		l, ok := parseLine(ln)
+		if !ok || l.sidechain != (chain == Sidechain) {
+			continue
+		}
+		if l.prompt {
+			if open || found {
+				break
+			}
+			continue // a prompt queued after the final message
+		}
+		if !l.assistant {
+			continue
+		}
+		if open && (l.id != curID || l.id == "") {
+			wasFound := found
+			if closeMsg() {
+				break
+			}
+			if !wasFound {
+				turnOff = sc.scanned
+			}
+		}
+		if len(l.texts) == 0 {
+			continue
+		}
+		if !open {
+			open, curID = true, l.id
+		}
+		for i := len(l.texts) - 1; i >= 0; i-- {
+			cur = append(cur, l.texts[i])
+		}
+	}
+	closeMsg()
+	t.Scanned = sc.scanned
+	for i := len(msgs) - 1; i >= 0; i-- {
+		t.Texts = append(t.Texts, msgs[i])
+	}
+	return t, nil
+}
+
+// TextDigest is the marker of a text: its hex SHA-256.
+func TextDigest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// matchesMarker reports whether a message (its text blocks in order) is
+// the marked text: the blocks joined as the gate or a runtime may join
+// them, or any one block.
+func matchesMarker(blocks []string, marker string) bool {
+	if len(blocks) == 1 {
+		return TextDigest(blocks[0]) == marker
+	}
+	for _, sep := range []string{"\n\n", "\n", ""} {
+		if TextDigest(strings.Join(blocks, sep)) == marker {
+			return true
+		}
+	}
+	for _, b := range blocks {
+		if TextDigest(b) == marker {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	assistantWord  = []byte(`"assistant"`)
+	userWord       = []byte(`"user"`)
+	toolResultWord = []byte(`"tool_result"`)
+	eventMsgWord   = []byte(`"event_msg"`)
+)
 
 // line is what the gate needs from one transcript line.
 type line struct {
 	assistant bool // type assistant, not meta
+	// prompt: a user turn starts here (a typed prompt, not a tool result
+	// or meta line); a Codex user_message or task_started event.
+	prompt    bool
 	sidechain bool
 	id        string
 	texts     []string
@@ -144,15 +320,35 @@ func parseLine(b []byte) (l line, ok bool) {
 		return line{}, false
 	}
 	// Most lines of a long transcript are tool results: a line that does
-	// not even contain the word cannot be an assistant line, and is
-	// skipped without parsing (a valid JSON object either way is "ok").
-	if !bytes.Contains(b, assistantWord) {
+	// not even contain the words cannot be an assistant line or a prompt,
+	// and is skipped without parsing (a valid JSON object either way is
+	// "ok"). In JSON text, "tool_result" with its quotes can only be
+	// structure, never a prompt's words.
+	asst := bytes.Contains(b, assistantWord)
+	if !asst && !bytes.Contains(b, eventMsgWord) && (!bytes.Contains(b, userWord) || bytes.Contains(b, toolResultWord)) {
 		return line{}, gjson.ValidBytes(b)
 	}
 	if !gjson.ValidBytes(b) {
 		return line{}, false
 	}
-	if gjson.GetBytes(b, "type").String() != "assistant" || gjson.GetBytes(b, "isMeta").Bool() {
+	switch typ := gjson.GetBytes(b, "type").String(); {
+	case typ == "event_msg": // Codex rollout
+		p := gjson.GetBytes(b, "payload")
+		switch p.Get("type").String() {
+		case "agent_message":
+			l.assistant = true
+			if s := p.Get("message").String(); strings.TrimSpace(s) != "" {
+				l.texts = []string{s}
+			}
+		case "user_message", "task_started":
+			l.prompt = true
+		}
+		return l, true
+	case typ == "user":
+		l.prompt = isPrompt(b)
+		l.sidechain = gjson.GetBytes(b, "isSidechain").Bool()
+		return l, true
+	case typ != "assistant" || gjson.GetBytes(b, "isMeta").Bool():
 		return line{}, true
 	}
 	l.assistant = true
@@ -175,6 +371,31 @@ func parseLine(b []byte) (l line, ok bool) {
 		})
 	}
 	return l, true
+}
+
+// isPrompt reports whether a user line starts a turn: not meta, and its
+// content a non-blank string or blocks with text and no tool result.
+func isPrompt(b []byte) bool {
+	if gjson.GetBytes(b, "isMeta").Bool() {
+		return false
+	}
+	content := gjson.GetBytes(b, "message.content")
+	if content.Type == gjson.String {
+		return strings.TrimSpace(content.String()) != ""
+	}
+	text := false
+	ok := true
+	content.ForEach(func(_, blk gjson.Result) bool {
+		switch blk.Get("type").String() {
+		case "tool_result":
+			ok = false
+			return false
+		case "text":
+			text = text || strings.TrimSpace(blk.Get("text").String()) != ""
+		}
+		return true
+	})
+	return ok && text
 }
 
 // backScanner yields a file's lines from last to first, reading chunks
