@@ -287,7 +287,7 @@ func firstValidMatch(text, lower string, limit int, rule *policies.ClaimRule, le
 			if rule.Negatable && (negated(before, lex) || negatedInside(text[start:end], lex) || negatedAfter(text[end:], lex)) {
 				continue
 			}
-			if !rule.InFuture && future(text, before, lex) {
+			if !rule.InFuture && (future(text, before, lex) || futureInside(text[start:end], lex)) {
 				continue
 			}
 			return text[start:end], true
@@ -338,6 +338,16 @@ func negatedInside(match string, lex *policies.Claims) bool {
 		return false
 	}
 	return lex.Negation.MatchString(strings.Join(f[1:len(f)-1], " "))
+}
+
+// futureInside reports whether a future or conditional cue sits between
+// the first and last word of a match ("tests would pass").
+func futureInside(match string, lex *policies.Claims) bool {
+	f := strings.Fields(match)
+	if len(f) < 3 {
+		return false
+	}
+	return lex.Future.MatchString(strings.Join(f[1:len(f)-1], " "))
 }
 
 // future reports whether the match is in future or conditional tense:

@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp/syntax"
@@ -156,37 +158,66 @@ func DefaultClaims() (*Claims, error) {
 }
 
 type claimsYAML struct {
-	Version         int   `yaml:"version"`
-	BlockCap        *int  `yaml:"block_cap"`
-	AnomalyMinBytes int64 `yaml:"anomaly_min_bytes"`
-	Negation        struct {
-		Window      int      `yaml:"window"`
-		Cues        []string `yaml:"cues"`
-		AfterWindow int      `yaml:"after_window"`
-		After       []string `yaml:"after"`
-	} `yaml:"negation"`
-	Questions struct {
-		Starters []string `yaml:"starters"`
-	} `yaml:"questions"`
-	Future struct {
-		Window   int      `yaml:"window"`
-		Cues     []string `yaml:"cues"`
-		Temporal []string `yaml:"temporal"`
-	} `yaml:"future"`
-	Claims []struct {
-		Type        string   `yaml:"type"`
-		Patterns    []string `yaml:"patterns"`
-		Exclude     []string `yaml:"exclude"`
-		InQuestions bool     `yaml:"in_questions"`
-		InFuture    bool     `yaml:"in_future"`
-		Negatable   *bool    `yaml:"negatable"`
-	} `yaml:"claims"`
-	Writes struct {
-		Tools []string `yaml:"tools"`
-		Bash  []string `yaml:"bash"`
-		Raw   []string `yaml:"bash_raw"`
-	} `yaml:"writes"`
+	Version         int           `yaml:"version"`
+	BlockCap        *int          `yaml:"block_cap"`
+	AnomalyMinBytes int64         `yaml:"anomaly_min_bytes"`
+	Negation        negationYAML  `yaml:"negation"`
+	Questions       questionsYAML `yaml:"questions"`
+	Future          futureYAML    `yaml:"future"`
+	Claims          []claimYAML   `yaml:"claims"`
+	Writes          writesYAML    `yaml:"writes"`
 }
+
+type negationYAML struct {
+	Window      int      `yaml:"window"`
+	Cues        []string `yaml:"cues"`
+	AfterWindow int      `yaml:"after_window"`
+	After       []string `yaml:"after"`
+}
+
+type questionsYAML struct {
+	Starters []string `yaml:"starters"`
+}
+
+type futureYAML struct {
+	Window   int      `yaml:"window"`
+	Cues     []string `yaml:"cues"`
+	Temporal []string `yaml:"temporal"`
+}
+
+type claimYAML struct {
+	Type        string   `yaml:"type"`
+	Patterns    []string `yaml:"patterns"`
+	Exclude     []string `yaml:"exclude"`
+	InQuestions bool     `yaml:"in_questions"`
+	InFuture    bool     `yaml:"in_future"`
+	Negatable   *bool    `yaml:"negatable"`
+}
+
+type writesYAML struct {
+	Tools []string `yaml:"tools"`
+	Bash  []string `yaml:"bash"`
+	Raw   []string `yaml:"bash_raw"`
+}
+
+// decodeClaims decodes claims.yaml. The embedded default, byte for byte
+// (also as `docket init` installs it), is taken from its decoded form in
+// claims_known.go: YAML decoding is most of what loading the lexicon
+// costs.
+func decodeClaims(data []byte) (claimsYAML, error) {
+	if defaultClaimsDecoded != nil && len(data) == defaultClaimsLen {
+		sum := sha256.Sum256(data)
+		if hex.EncodeToString(sum[:]) == defaultClaimsSum {
+			return *defaultClaimsDecoded, nil
+		}
+	}
+	var y claimsYAML
+	err := yaml.UnmarshalWithOptions(data, &y, yaml.Strict())
+	return y, err
+}
+
+func ptrInt(n int) *int    { return &n }
+func ptrBool(b bool) *bool { return &b }
 
 var errClaimsVersion = errors.New("unsupported claims.yaml version (want 1)")
 
@@ -195,8 +226,8 @@ var errClaimsVersion = errors.New("unsupported claims.yaml version (want 1)")
 // errors (*Error); nothing is defaulted from a broken file.
 func ParseClaims(src Source) (*Claims, error) {
 	fail := func(err error) (*Claims, error) { return nil, &Error{Origin: src.Origin, Err: err} }
-	var y claimsYAML
-	if err := yaml.UnmarshalWithOptions(src.Data, &y, yaml.Strict()); err != nil {
+	y, err := decodeClaims(src.Data)
+	if err != nil {
 		return fail(fmt.Errorf("parse: %w", err))
 	}
 	if y.Version != 1 {
@@ -228,7 +259,6 @@ func ParseClaims(src Source) (*Claims, error) {
 	if c.NegationAfterWindow <= 0 {
 		c.NegationAfterWindow = 3
 	}
-	var err error
 	if c.Negation, err = newCueSet("negation.cues", y.Negation.Cues, false); err != nil {
 		return fail(err)
 	}

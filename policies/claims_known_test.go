@@ -2,13 +2,17 @@ package policies
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"go/format"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goccy/go-yaml"
@@ -102,7 +106,11 @@ func knownFile(t *testing.T) []byte {
 		}
 		b.WriteString("},\n")
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+	sum := sha256.Sum256(data)
+	b.WriteString("// The default claims.yaml, decoded.\n")
+	fmt.Fprintf(&b, "const (\n\tdefaultClaimsLen = %d\n\tdefaultClaimsSum = %q\n)\n\n", len(data), hex.EncodeToString(sum[:]))
+	b.WriteString("var defaultClaimsDecoded = &" + goLit(reflect.ValueOf(y)) + "\n")
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +118,53 @@ func knownFile(t *testing.T) []byte {
 	return out
 }
 
-// TestKnownExprs keeps claims_known.go in step with the default lexicon.
+// goLit renders a decoded claims.yaml value as a Go expression.
+func goLit(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return "nil"
+		}
+		switch v.Elem().Kind() {
+		case reflect.Int:
+			return fmt.Sprintf("ptrInt(%d)", v.Elem().Int())
+		case reflect.Bool:
+			return fmt.Sprintf("ptrBool(%v)", v.Elem().Bool())
+		}
+	case reflect.Struct:
+		var b strings.Builder
+		b.WriteString(v.Type().Name() + "{")
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).IsZero() {
+				continue
+			}
+			fmt.Fprintf(&b, "\n%s: %s,", v.Type().Field(i).Name, goLit(v.Field(i)))
+		}
+		b.WriteString("\n}")
+		return b.String()
+	case reflect.Slice:
+		if v.IsNil() {
+			return "nil"
+		}
+		var b strings.Builder
+		b.WriteString("[]" + v.Type().Elem().Name() + "{")
+		for i := 0; i < v.Len(); i++ {
+			b.WriteString("\n" + goLit(v.Index(i)) + ",")
+		}
+		b.WriteString("\n}")
+		return b.String()
+	case reflect.String:
+		return strconv.Quote(v.String())
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	}
+	panic("goLit: unsupported " + v.Type().String())
+}
+
+// TestKnownExprs keeps claims_known.go in step with the default lexicon
+// (its expressions, and its decoded form).
 // A stale table is not a hole (an expression missing from it is parsed
 // at load time, as in any edited lexicon), only slower.
 func TestKnownExprs(t *testing.T) {
