@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"html"
 	"regexp"
 	"strings"
 	"unicode"
@@ -32,9 +33,15 @@ const MaxSentence = 240
 // now, want me to push?" claims tests_pass.
 func Extract(text string, lex *policies.Claims) []Claim {
 	var out []Claim
+	seen := map[[2]string]bool{}
 	for _, seg := range segments(text) {
 		for _, s := range sentences(seg) {
-			out = append(out, sentenceClaims(s, lex)...)
+			for _, c := range sentenceClaims(s, lex) {
+				if k := [2]string{c.Type, c.Sentence}; !seen[k] {
+					seen[k] = true
+					out = append(out, c)
+				}
+			}
 		}
 	}
 	return out
@@ -94,29 +101,96 @@ func segments(text string) []string {
 		if strings.HasPrefix(t, ">") {
 			continue
 		}
-		t = inlineCode.ReplaceAllString(t, " code ")
-		t = linkRe.ReplaceAllString(t, "$1")
-		t = urlRe.ReplaceAllString(t, " url ")
-		t = htmlTagRe.ReplaceAllString(t, " ")
-		if strings.HasPrefix(t, "|") || strings.Count(t, "|") >= 2 {
-			if tableSepRe.MatchString(t) {
+		for _, t := range lineVariants(t) {
+			t = inlineCode.ReplaceAllString(t, " code ")
+			t = linkRe.ReplaceAllString(t, "$1")
+			t = urlRe.ReplaceAllString(t, " url ")
+			t = htmlTagRe.ReplaceAllStringFunc(t, htmlTag)
+			if strings.Contains(t, "&") {
+				t = html.UnescapeString(t)
+			}
+			if strings.HasPrefix(t, "|") || strings.Count(t, "|") >= 2 {
+				if tableSepRe.MatchString(t) {
+					continue
+				}
+				for _, cell := range strings.Split(strings.Trim(t, "|"), "|") {
+					if c := clean(cell); c != "" {
+						out = append(out, c)
+					}
+				}
 				continue
 			}
-			for _, cell := range strings.Split(strings.Trim(t, "|"), "|") {
-				if c := clean(cell); c != "" {
-					out = append(out, c)
-				}
+			if c := clean(t); c != "" {
+				out = append(out, c)
 			}
-			continue
-		}
-		if c := clean(t); c != "" {
-			out = append(out, c)
 		}
 	}
 	for i := range out {
 		out[i] = normalize(out[i])
 	}
 	return out
+}
+
+// lineVariants returns the ways a line may be read. A line with an HTML
+// comment is read without it ("d<!-- -->one" renders "done") and with
+// its text (a terminal shows it); a line with a right-to-left override
+// is read as typed (a terminal without bidi shows that) and with the
+// overridden runs reversed (a bidi renderer shows that).
+func lineVariants(t string) []string {
+	vs := []string{t}
+	if strings.Contains(t, "<!--") {
+		vs = []string{htmlComment.ReplaceAllString(t, ""), strings.NewReplacer("<!--", " ", "-->", " ").Replace(t)}
+	}
+	if strings.ContainsRune(t, '\u202e') {
+		for _, v := range vs {
+			vs = append(vs, reverseOverrides(v))
+		}
+	}
+	return vs
+}
+
+var htmlComment = regexp.MustCompile(`<!--.*?(?:-->|$)`)
+
+// reverseOverrides reverses each run after U+202E (right-to-left
+// override) up to U+202C or U+2069 or the end of the line.
+func reverseOverrides(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexRune(s, '\u202e')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		s = s[i+len("\u202e"):]
+		j := strings.IndexAny(s, "\u202c\u2069")
+		run := s
+		if j >= 0 {
+			run, s = s[:j], s[j:]
+		} else {
+			s = ""
+		}
+		r := []rune(run)
+		for k, l := 0, len(r)-1; k < l; k, l = k+1, l-1 {
+			r[k], r[l] = r[l], r[k]
+		}
+		b.WriteString(string(r))
+	}
+}
+
+// htmlTag replaces an HTML tag: inline tags (which render their text
+// run on with what surrounds it: "<b>d</b>one" is "done") by nothing,
+// others by a space.
+func htmlTag(tag string) string {
+	name := strings.TrimLeft(tag, "</")
+	if i := strings.IndexAny(name, " \t\n/>"); i >= 0 {
+		name = name[:i]
+	}
+	switch strings.ToLower(name) {
+	case "b", "i", "em", "strong", "u", "s", "del", "ins", "mark", "span", "sub", "sup", "small", "big", "font", "kbd", "abbr", "a", "wbr", "tt", "q", "cite", "dfn", "var", "samp", "bdi", "bdo":
+		return ""
+	}
+	return " "
 }
 
 // clean removes heading, list and emphasis markers.
@@ -143,6 +217,9 @@ func clean(s string) string {
 			return r
 		}, m)
 	})
+	// An asterisk left inside a word is emphasis too: "d*o*ne" renders
+	// "done".
+	s = strings.ReplaceAll(s, "*", "")
 	return strings.TrimSpace(strings.Join(strings.Fields(s), " "))
 }
 
