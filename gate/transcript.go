@@ -228,6 +228,9 @@ func readTurn(r io.ReaderAt, size int64, chain Chain, marker string, maxScan, ma
 			continue
 		}
 		t.Lines++
+		if !mayMatter(ln) {
+			continue // a tool result or other line, not even parsed
+		}
 		l, ok := parseLine(ln)
 		if !ok || l.sidechain != (chain == Sidechain) {
 			continue
@@ -324,8 +327,7 @@ func parseLine(b []byte) (l line, ok bool) {
 	// and is skipped without parsing (a valid JSON object either way is
 	// "ok"). In JSON text, "tool_result" with its quotes can only be
 	// structure, never a prompt's words.
-	asst := bytes.Contains(b, assistantWord)
-	if !asst && !bytes.Contains(b, eventMsgWord) && (!bytes.Contains(b, userWord) || bytes.Contains(b, toolResultWord)) {
+	if !mayMatter(b) {
 		return line{}, gjson.ValidBytes(b)
 	}
 	if !gjson.ValidBytes(b) {
@@ -371,6 +373,14 @@ func parseLine(b []byte) (l line, ok bool) {
 		})
 	}
 	return l, true
+}
+
+// mayMatter reports whether a transcript line can be an assistant line
+// or a prompt: it names "assistant" or "event_msg", or "user" without a
+// "tool_result".
+func mayMatter(b []byte) bool {
+	return bytes.Contains(b, assistantWord) || bytes.Contains(b, eventMsgWord) ||
+		bytes.Contains(b, userWord) && !bytes.Contains(b, toolResultWord)
 }
 
 // isPrompt reports whether a user line starts a turn: not meta, and its
