@@ -205,10 +205,10 @@ type writesYAML struct {
 // claims_known.go: YAML decoding is most of what loading the lexicon
 // costs.
 func decodeClaims(data []byte) (claimsYAML, error) {
-	if defaultClaimsDecoded != nil && len(data) == defaultClaimsLen {
+	if len(data) == defaultClaimsLen {
 		sum := sha256.Sum256(data)
 		if hex.EncodeToString(sum[:]) == defaultClaimsSum {
-			return *defaultClaimsDecoded, nil
+			return *decodedDefaultClaims(), nil
 		}
 	}
 	var y claimsYAML

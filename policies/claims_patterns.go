@@ -106,7 +106,7 @@ func newPatterns(field string, srcs []string, pre, post string, lits bool) ([]*P
 			return nil, fmt.Errorf("%s[%d]: empty pattern", field, i)
 		}
 		p := &Pattern{Source: src, expr: pre + src + post, never: !lits}
-		if k, ok := knownExprs[p.expr]; ok {
+		if k, ok := knownExprs()[p.expr]; ok {
 			p.NM = k.nm
 			if lits && !k.noLits {
 				p.Literals = k.lits
@@ -164,7 +164,7 @@ func newCueSet(field string, cues []string, anchored bool) (*CueSet, error) {
 			return nil, fmt.Errorf("%s[%d]: empty cue", field, i)
 		}
 		alt := cueExpr(cue)
-		if _, ok := knownExprs[alt]; !ok {
+		if _, ok := knownExprs()[alt]; !ok {
 			if _, err := syntax.Parse(alt, syntax.Perl); err != nil {
 				return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
 			}
@@ -215,6 +215,10 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
+
+// knownExprs is the table of claims_known.go, built on first use so that
+// the binaries that never load the lexicon do not pay for it.
+var knownExprs = sync.OnceValue(knownExprsTable)
 
 // knownExpr is an entry of knownExprs (claims_known.go).
 type knownExpr struct {
