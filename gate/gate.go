@@ -9,6 +9,7 @@ package gate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -81,13 +82,13 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		return block(Fail, fmt.Sprintf("docket-gate: session id %q cannot name a ledger; the final message was not checked", truncate(ev.SessionID, 80)), "docket: the stop gate received a malformed session id")
 	}
 
-	st := g.blockState(ev)
-	text, full, source, anomaly := g.message(ev, st)
-	r.Source = source
+	msg, anomaly := g.message(ev)
+	r.Source = msg.source
 	if anomaly != "" {
 		r.Anomaly = anomaly
 		return g.anomaly(ev, r, anomaly)
 	}
+	text := msg.text(blockedText{})
 	r.Claims = Extract(text, g.Lexicon)
 	if len(r.Claims) == 0 {
 		g.resetBlocks(ev)
@@ -105,22 +106,36 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		r.Err = fmt.Errorf("read ledger: %w", err)
 		return block(Fail, failReason(ev.SessionID, err), "docket: stop gate cannot read evidence: "+oneLine(err.Error()))
 	}
+	// After a block, only what the agent wrote after the blocked text is
+	// judged: the text is found from the signed gate_decision, never from
+	// state the agent could write.
+	if bt := lastBlocked(entries, ev); bt.sum != "" {
+		if t := msg.text(bt); t != text {
+			text = t
+			r.Claims = Extract(text, g.Lexicon)
+		}
+	}
 	after := MinRelevantSeq(r.Claims, entries, g.Binding)
 	w := LastWrite(l, entries, after, g.Lexicon)
 	r.Decision = Decide(r.Claims, entries, w, g.Binding)
 
 	msgSum := sha256.Sum256([]byte(text))
 	body := func(decision string, blocks int) map[string]any {
-		return map[string]any{
+		b := map[string]any{
 			"decision":           decision,
 			"claims":             verdictBodies(r.Decision),
-			"message_source":     source,
+			"message_source":     msg.source,
 			"message_sha256":     hex.EncodeToString(msgSum[:]),
 			"stop_hook_active":   ev.StopHookActive,
 			"consecutive_blocks": blocks,
 			"lexicon_version":    g.LexiconVersion,
 			"binding_version":    g.BindingVersion,
 		}
+		if decision == "block" {
+			b["blocked_length"] = len(msg.final)
+			b["blocked_sha256"] = TextDigest(msg.final)
+		}
+		return b
 	}
 	rec := func(b map[string]any) ledger.Record {
 		return ledger.Record{Kind: ledger.KindGateDecision, Runtime: string(ev.Runtime), Event: ev.Name, AgentID: ev.AgentID, Body: b}
@@ -138,7 +153,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		return r
 	}
 
-	prev := st.n
+	prev := g.blocks(ev)
 	if prev >= g.Lexicon.BlockCap {
 		e, err := l.Append(ev.SessionID, rec(body("release", prev)))
 		g.resetBlocks(ev)
@@ -152,7 +167,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 	}
 	e, err := l.Append(ev.SessionID, rec(body("block", prev+1)))
 	r.Entry = e
-	g.setBlocks(ev, prev+1, full)
+	g.setBlocks(ev, prev+1)
 	reason := blockReason(ev.SessionID, r.Decision)
 	if err != nil {
 		reason += "\n(docket could not record this decision: " + oneLine(err.Error()) + ")"
@@ -160,16 +175,89 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 	return block(Block, reason, "")
 }
 
-// message finds what the gate judges: every assistant text of the turn
-// after the text it last blocked (st). text is what is judged; full is
-// what a block remembers so that the next stop judges only what came
-// after it. The final message comes from stdin when the payload has it,
-// else from the transcript; the turn's earlier messages from Claude Code
-// transcripts and Codex rollouts. Gemini's prompt_response already holds
-// all text of the turn, accumulated across retries: after a block, only
-// what follows the blocked text is judged. anomaly is non-empty when the
-// message could not be read.
-func (g *Gate) message(ev *hooks.Event, st blockState) (text, full, source, anomaly string) {
+// turnMessage is what the gate judges at a stop: every assistant text of
+// the turn.
+type turnMessage struct {
+	// msgs are the turn's assistant messages in order, each its text
+	// blocks; the final message is the last.
+	msgs [][]string
+	// final is the final message as the runtime sent it (or the
+	// transcript's); a block records its length and digest.
+	final string
+	// accumulated: final holds all text of the turn across retries
+	// (Gemini's prompt_response); retry: this stop follows a block.
+	accumulated, retry bool
+	source             string
+}
+
+// blockedText is the text the gate last blocked, from the signed
+// gate_decision entry: its length and hex SHA-256.
+type blockedText struct {
+	len int
+	sum string
+}
+
+// text returns what is judged: with nothing blocked, every message of
+// the turn; after a block, the messages after the blocked one, or, for
+// an accumulated message, what follows the blocked text. When nothing
+// follows it, the final message is judged again: a claim left standing
+// is still a claim.
+func (m turnMessage) text(bt blockedText) string {
+	if m.accumulated {
+		if bt.sum == "" || !m.retry || bt.len <= 0 || bt.len >= len(m.final) || TextDigest(m.final[:bt.len]) != bt.sum {
+			return m.final
+		}
+		if rest := m.final[bt.len:]; strings.TrimSpace(rest) != "" {
+			return rest
+		}
+		return m.final
+	}
+	msgs := m.msgs
+	if bt.sum != "" {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if matchesMarker(msgs[i], bt.sum) {
+				msgs = msgs[i+1:]
+				break
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return m.final
+	}
+	texts := make([]string, len(msgs))
+	for i, b := range msgs {
+		texts[i] = strings.Join(b, "\n\n")
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+// lastBlocked returns the text of the last gate decision of this session
+// (or subagent) for this event when that decision was a block.
+func lastBlocked(entries []*ledger.Entry, ev *hooks.Event) blockedText {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Kind != ledger.KindGateDecision || e.Event != ev.Name || e.AgentID != ev.AgentID {
+			continue
+		}
+		var b struct {
+			Decision string `json:"decision"`
+			Length   int    `json:"blocked_length"`
+			Sum      string `json:"blocked_sha256"`
+		}
+		if json.Unmarshal(e.Body, &b) != nil || b.Decision != "block" || len(b.Sum) != sha256.Size*2 {
+			return blockedText{}
+		}
+		return blockedText{len: b.Length, sum: b.Sum}
+	}
+	return blockedText{}
+}
+
+// message reads the turn: the final message from stdin when the payload
+// has it, else from the transcript; the turn's earlier messages from the
+// transcript (Claude Code, or a Codex rollout). Gemini's prompt_response
+// already holds all text of the turn, accumulated across retries. anomaly
+// is non-empty when the final message could not be read.
+func (g *Gate) message(ev *hooks.Event) (m turnMessage, anomaly string) {
 	path, chain := ev.TranscriptPath, MainChain
 	if ev.Name == hooks.SubagentStop {
 		chain = Sidechain
@@ -177,59 +265,46 @@ func (g *Gate) message(ev *hooks.Event, st blockState) (text, full, source, anom
 			path = ev.AgentTranscriptPath
 		}
 	}
+	m.retry = ev.StopHookActive
 	if ev.HasLastAssistantMessage && strings.TrimSpace(ev.LastAssistantMessage) != "" {
 		last := ev.LastAssistantMessage
+		m.final, m.source = last, "stdin"
+		m.msgs = [][]string{{last}}
 		if ev.Runtime == hooks.Gemini {
-			return afterBlocked(last, st, ev.StopHookActive), last, "stdin", ""
+			m.accumulated = true
+			return m, ""
 		}
 		if path == "" || (ev.Runtime != hooks.Claude && ev.Runtime != hooks.Codex) {
-			return last, last, "stdin", ""
+			return m, ""
 		}
-		t, err := ReadTurn(path, chain, st.sum)
-		if err != nil || len(t.Texts) == 0 {
-			// No transcript (or nothing new after the blocked text):
-			// the final message alone.
-			return last, last, "stdin", ""
+		t, err := ReadTurn(path, chain)
+		if err != nil || len(t.Messages) == 0 {
+			return m, "" // no transcript: the final message alone
 		}
-		texts := t.Texts
-		if texts[len(texts)-1] != last && t.Text != last {
-			texts = append(texts, last) // not yet in the transcript
+		m.msgs = t.Messages
+		if t.Text != last {
+			m.msgs = append(m.msgs, []string{last}) // not yet in the transcript
 		}
-		return strings.Join(texts, "\n\n"), last, "stdin", ""
+		return m, ""
 	}
+	m.source = "transcript"
 	if path == "" {
-		return "", "", "transcript", "the payload has neither last_assistant_message nor a transcript path"
+		return m, "the payload has neither last_assistant_message nor a transcript path"
 	}
-	t, err := ReadTurn(path, chain, st.sum)
+	t, err := ReadTurn(path, chain)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", "", "transcript", fmt.Sprintf("transcript %s does not exist", path)
+		return m, fmt.Sprintf("transcript %s does not exist", path)
 	case errors.Is(err, ErrScanLimit):
-		return "", "", "transcript", fmt.Sprintf("no assistant text in the last %d bytes of transcript %s", t.Scanned, path)
+		return m, fmt.Sprintf("no assistant text in the last %d bytes of transcript %s", t.Scanned, path)
 	case err != nil:
-		return "", "", "transcript", fmt.Sprintf("cannot read transcript: %v", err)
+		return m, fmt.Sprintf("cannot read transcript: %v", err)
 	}
 	if t.Text == "" && t.Size >= g.Lexicon.AnomalyMinBytes {
-		return "", "", "transcript", fmt.Sprintf("no assistant text found in %d-byte transcript %s (%d lines read, %d oversized lines skipped)", t.Size, path, t.Lines, t.Skipped)
+		return m, fmt.Sprintf("no assistant text found in %d-byte transcript %s (%d lines read, %d oversized lines skipped)", t.Size, path, t.Lines, t.Skipped)
 	}
-	if len(t.Texts) == 0 {
-		return t.Text, t.Text, "transcript", ""
-	}
-	return strings.Join(t.Texts, "\n\n"), t.Text, "transcript", ""
-}
-
-// afterBlocked returns the part of an accumulated message (Gemini's
-// prompt_response) after the text the gate last blocked, when the
-// message is a retry (stop hook active) that starts with exactly that
-// text and adds something; else the whole message.
-func afterBlocked(msg string, st blockState, retry bool) string {
-	if !retry || st.len <= 0 || st.len >= len(msg) || TextDigest(msg[:st.len]) != st.sum {
-		return msg
-	}
-	if rest := msg[st.len:]; strings.TrimSpace(rest) != "" {
-		return rest
-	}
-	return msg
+	m.final, m.msgs = t.Text, t.Messages
+	return m, ""
 }
 
 // anomaly blocks a stop whose message could not be read, counting toward
@@ -257,7 +332,7 @@ func (g *Gate) anomaly(ev *hooks.Event, r *Result, what string) *Result {
 		return r
 	}
 	r.Entry = record("block", prev+1)
-	g.setBlocks(ev, prev+1, "")
+	g.setBlocks(ev, prev+1)
 	r.Outcome = Block
 	r.Answer = hooks.Answer{Event: ev.Name, Decision: hooks.Block, Reason: capReason(
 		"docket: extraction anomaly: " + what + ". The gate could not read your final message, so it cannot let it through unchecked. " +
@@ -368,8 +443,7 @@ func capReason(s string) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// The consecutive-block state: run/gate/<session>[.agent-<id>].blocks,
-// "<count>" or "<count> <length> <sha256>" of the text last blocked.
+// The consecutive-block counter: run/gate/<session>[.agent-<id>].blocks.
 
 func (g *Gate) counterPath(ev *hooks.Event) string {
 	name := ev.SessionID
@@ -379,54 +453,28 @@ func (g *Gate) counterPath(ev *hooks.Event) string {
 	return filepath.Join(g.Home.RunDir(), "gate", name+".blocks")
 }
 
-// blockState is the consecutive-block state of a session or subagent.
-type blockState struct {
-	n   int    // consecutive blocks
-	len int    // length of the text last blocked, 0 if none
-	sum string // its hex SHA-256
-}
-
-// blockState reads the state; an unreadable one reads as zero blocks and
-// no blocked text (the worst case is three more blocks, or a retracted
-// claim judged again).
-func (g *Gate) blockState(ev *hooks.Event) blockState {
+// blocks returns the session's consecutive blocks; an unreadable counter
+// reads as zero (the worst case is three more blocks).
+func (g *Gate) blocks(ev *hooks.Event) int {
 	b, err := os.ReadFile(g.counterPath(ev))
 	if err != nil {
-		return blockState{}
+		return 0
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return blockState{}
-	}
-	n, err := strconv.Atoi(f[0])
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || n < 0 {
-		return blockState{}
+		return 0
 	}
-	st := blockState{n: n}
-	if len(f) == 3 {
-		if l, err := strconv.Atoi(f[1]); err == nil && l > 0 && len(f[2]) == sha256.Size*2 {
-			st.len, st.sum = l, f[2]
-		}
-	}
-	return st
+	return n
 }
 
-// blocks returns the session's consecutive blocks.
-func (g *Gate) blocks(ev *hooks.Event) int { return g.blockState(ev).n }
-
-// setBlocks records n consecutive blocks, the last of text blocked.
-func (g *Gate) setBlocks(ev *hooks.Event, n int, blocked string) {
+func (g *Gate) setBlocks(ev *hooks.Event, n int) {
 	p := g.counterPath(ev)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return
 	}
-	line := strconv.Itoa(n)
-	if blocked != "" {
-		line += " " + strconv.Itoa(len(blocked)) + " " + TextDigest(blocked)
-	}
 	// Not evidence: no fsync. A torn or lost counter reads as zero, which
 	// costs at most a few more blocks, never a bypass.
-	_ = os.WriteFile(p, []byte(line+"\n"), 0o600)
+	_ = os.WriteFile(p, []byte(strconv.Itoa(n)+"\n"), 0o600)
 }
 
 func (g *Gate) resetBlocks(ev *hooks.Event) {

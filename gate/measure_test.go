@@ -188,22 +188,22 @@ func TestTurnScopeMeasured(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(d, "transcripts", "*.jsonl"))
 	var n, more, withClaims, multi int
 	for _, f := range files {
-		turn, err := ReadTurn(f, MainChain, "")
+		turn, err := ReadTurn(f, MainChain)
 		if err != nil || turn.Text == "" {
 			continue
 		}
 		n++
-		if len(turn.Texts) > 1 {
+		if len(turn.Messages) > 1 {
 			multi++
 		}
 		a := ClaimTypesOf(Extract(turn.Text, lex))
-		b := ClaimTypesOf(Extract(strings.Join(turn.Texts, "\n\n"), lex))
+		b := ClaimTypesOf(Extract(strings.Join(turn.Texts(), "\n\n"), lex))
 		if len(a) > 0 {
 			withClaims++
 		}
 		if len(b) > len(a) {
 			more++
-			t.Logf("%s: final %v, turn (%d texts) %v", filepath.Base(f), a, len(turn.Texts), b)
+			t.Logf("%s: final %v, turn (%d texts) %v", filepath.Base(f), a, len(turn.Messages), b)
 		}
 	}
 	t.Logf("%d transcripts, %d with earlier texts in the last turn, %d final messages with claims, %d turns with claim types the final message lacks", n, multi, withClaims, more)

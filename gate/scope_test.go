@@ -69,39 +69,32 @@ func (tr *transcript) write(t *testing.T, path string) string {
 func TestReadTurn(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
-		name   string
-		tr     *transcript
-		marker string
-		want   []string
-		last   string
+		name string
+		tr   *transcript
+		want []string
+		last string
 	}{
-		{"one message", new(transcript).prompt("fix it").say("m1", "All done."), "", []string{"All done."}, "All done."},
+		{"one message", new(transcript).prompt("fix it").say("m1", "All done."), []string{"All done."}, "All done."},
 		{"earlier messages of the turn", new(transcript).prompt("fix it").say("m1", "Fixed the parser.").tool("m1").say("m2", "I looked at the logs.").tool("m2").say("m3", "Here is a summary.", "Nothing else."),
-			"", []string{"Fixed the parser.", "I looked at the logs.", "Here is a summary.\n\nNothing else."}, "Here is a summary.\n\nNothing else."},
+			[]string{"Fixed the parser.", "I looked at the logs.", "Here is a summary.\n\nNothing else."}, "Here is a summary.\n\nNothing else."},
 		{"previous turn left out", new(transcript).prompt("one").say("m1", "Pushed to main.").prompt("two").say("m2", "Here is the answer."),
-			"", []string{"Here is the answer."}, "Here is the answer."},
-		{"after the marker only", new(transcript).prompt("fix it").say("m1", "All done — tests pass.").say("m2", "Correction: I ran the tests once."),
-			TextDigest("All done — tests pass."), []string{"Correction: I ran the tests once."}, "Correction: I ran the tests once."},
-		{"marker is the final message", new(transcript).prompt("fix it").say("m1", "Checked.").say("m2", "All done — tests pass."),
-			TextDigest("All done — tests pass."), nil, "All done — tests pass."},
-		{"marker of a multi-block message", new(transcript).prompt("x").say("m1", "All done.", "Tests pass.").say("m2", "Sorry, not verified."),
-			TextDigest("All done.\n\nTests pass."), []string{"Sorry, not verified."}, "Sorry, not verified."},
+			[]string{"Here is the answer."}, "Here is the answer."},
 		{"queued prompt after the final message", new(transcript).prompt("x").say("m1", "Fixed it.").prompt("and also"),
-			"", []string{"Fixed it."}, "Fixed it."},
+			[]string{"Fixed it."}, "Fixed it."},
 		{"meta user line is not a prompt", new(transcript).prompt("x").say("m1", "Fixed it.").meta("<local-command-stdout>ok</local-command-stdout>").say("m2", "Summary."),
-			"", []string{"Fixed it.", "Summary."}, "Summary."},
+			[]string{"Fixed it.", "Summary."}, "Summary."},
 		{"sidechain lines are another chain", new(transcript).prompt("x").say("m1", "Fixed it.").sidechain("sub task", "Pushed.").say("m2", "Summary."),
-			"", []string{"Fixed it.", "Summary."}, "Summary."},
+			[]string{"Fixed it.", "Summary."}, "Summary."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.tr.write(t, filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".jsonl"))
-			turn, err := ReadTurn(p, MainChain, tt.marker)
+			turn, err := ReadTurn(p, MainChain)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fmt.Sprintf("%q", turn.Texts) != fmt.Sprintf("%q", tt.want) {
-				t.Errorf("texts %q, want %q", turn.Texts, tt.want)
+			if fmt.Sprintf("%q", turn.Texts()) != fmt.Sprintf("%q", tt.want) {
+				t.Errorf("texts %q, want %q", turn.Texts(), tt.want)
 			}
 			if turn.Text != tt.last {
 				t.Errorf("final %q, want %q", turn.Text, tt.last)
@@ -109,6 +102,36 @@ func TestReadTurn(t *testing.T) {
 			m, err := ReadLastAssistant(p, MainChain)
 			if err != nil || m.Text != turn.Text {
 				t.Errorf("ReadLastAssistant %q (%v), ReadTurn final %q", m.Text, err, turn.Text)
+			}
+		})
+	}
+}
+
+// TestTurnMessageText: after a block, what follows the blocked message
+// is judged, or the final message when nothing follows it.
+func TestTurnMessageText(t *testing.T) {
+	bt := func(s string) blockedText { return blockedText{len: len(s), sum: TextDigest(s)} }
+	msgs := [][]string{{"Running the tests."}, {"All done.", "Tests pass."}, {"Sorry, not verified."}}
+	tests := []struct {
+		name string
+		m    turnMessage
+		bt   blockedText
+		want string
+	}{
+		{"nothing blocked", turnMessage{msgs: msgs, final: "Sorry, not verified."}, blockedText{}, "Running the tests.\n\nAll done.\n\nTests pass.\n\nSorry, not verified."},
+		{"after the blocked message", turnMessage{msgs: msgs, final: "Sorry, not verified."}, bt("All done.\n\nTests pass."), "Sorry, not verified."},
+		{"blocked blocks joined by a newline", turnMessage{msgs: msgs, final: "Sorry, not verified."}, bt("All done.\nTests pass."), "Sorry, not verified."},
+		{"blocked message is the final one", turnMessage{msgs: msgs[:2], final: "All done.\n\nTests pass."}, bt("All done.\n\nTests pass."), "All done.\n\nTests pass."},
+		{"blocked text not in the turn", turnMessage{msgs: msgs, final: "Sorry, not verified."}, bt("Pushed."), "Running the tests.\n\nAll done.\n\nTests pass.\n\nSorry, not verified."},
+		{"accumulated retry", turnMessage{final: "A. Done.\nB.", accumulated: true, retry: true}, bt("A. Done."), "\nB."},
+		{"accumulated, not a retry", turnMessage{final: "A. Done.\nB.", accumulated: true}, bt("A. Done."), "A. Done.\nB."},
+		{"accumulated, prefix differs", turnMessage{final: "A. Done!\nB.", accumulated: true, retry: true}, bt("A. Done."), "A. Done!\nB."},
+		{"accumulated, nothing new", turnMessage{final: "A. Done. ", accumulated: true, retry: true}, bt("A. Done."), "A. Done. "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.m.text(tt.bt); got != tt.want {
+				t.Errorf("text = %q, want %q", got, tt.want)
 			}
 		})
 	}
@@ -129,12 +152,12 @@ func TestReadTurnCodex(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "rollout.jsonl")
 	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
-	turn, err := ReadTurn(p, MainChain, "")
+	turn, err := ReadTurn(p, MainChain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprintf("%q", turn.Texts) != `["All tests pass now." "Summary of the change."]` {
-		t.Fatalf("texts %q", turn.Texts)
+	if fmt.Sprintf("%q", turn.Texts()) != `["All tests pass now." "Summary of the change."]` {
+		t.Fatalf("texts %q", turn.Texts())
 	}
 }
 
@@ -296,6 +319,42 @@ func TestGateGeminiAccumulated(t *testing.T) {
 			t.Fatalf("altered prefix: %s, want block", r.Outcome)
 		}
 	})
+	t.Run("block state forged on disk", func(t *testing.T) {
+		g := testGate(t, &memLedger{})
+		first := first.LastAssistantMessage
+		p := g.counterPath(retry)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte(fmt.Sprintf("1 %d %s\n", len(first), TextDigest(first))), 0o600)
+		if r := g.Stop(retry); r.Outcome != Block {
+			t.Fatalf("with no signed block: %s, want block", r.Outcome)
+		}
+	})
+	t.Run("a subagent's block does not scope the session", func(t *testing.T) {
+		g := testGate(t, &memLedger{})
+		sub := *first
+		sub.Name, sub.AgentID = hooks.SubagentStop, "agent1"
+		if r := g.Stop(&sub); r.Outcome != Block {
+			t.Fatalf("subagent: %s, want block", r.Outcome)
+		}
+		if r := g.Stop(retry); r.Outcome != Block {
+			t.Fatalf("session retry after a subagent block: %s, want block", r.Outcome)
+		}
+	})
+	t.Run("last decision an allow", func(t *testing.T) {
+		m := &memLedger{}
+		g := testGate(t, m)
+		g.Stop(first)
+		m.pass(t, "s1", "done", "go_test_pass", "pass")
+		m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
+		if r := g.Stop(first); r.Outcome != Allow {
+			t.Fatalf("with evidence: %s (%s)", r.Outcome, r.Answer.Reason)
+		}
+		ev := *retry
+		ev.LastAssistantMessage = first.LastAssistantMessage + "\nPushed to main."
+		if r := g.Stop(&ev); r.Outcome != Block || fmt.Sprint(ClaimTypesOf(r.Claims)) != "[done tests_pass shipped]" {
+			t.Fatalf("outcome %s claims %v, want the whole text judged", r.Outcome, ClaimTypesOf(r.Claims))
+		}
+	})
 	t.Run("nothing added", func(t *testing.T) {
 		g := testGate(t, &memLedger{})
 		g.Stop(first)
@@ -309,11 +368,11 @@ func TestGateGeminiAccumulated(t *testing.T) {
 
 func TestReadTurnSidechain(t *testing.T) {
 	p := new(transcript).prompt("x").say("m1", "Fixed it.").sidechain("sub task", "Pushed.").say("m2", "Summary.").write(t, filepath.Join(t.TempDir(), "side.jsonl"))
-	turn, err := ReadTurn(p, Sidechain, "")
+	turn, err := ReadTurn(p, Sidechain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprintf("%q", turn.Texts) != `["Pushed."]` {
-		t.Fatalf("texts %q", turn.Texts)
+	if fmt.Sprintf("%q", turn.Texts()) != `["Pushed."]` {
+		t.Fatalf("texts %q", turn.Texts())
 	}
 }

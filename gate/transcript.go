@@ -133,31 +133,34 @@ func lastAssistant(r io.ReaderAt, size int64, chain Chain, maxScan int64) (*Tran
 const MaxTurnBytes = 32 << 20
 
 // Turn is what the gate reads of a transcript at a stop: the final
-// assistant message, and every assistant text of the same turn after the
-// text the gate last blocked.
+// assistant message and every assistant message of the same turn.
 type Turn struct {
 	// TranscriptMessage is the final message, as ReadLastAssistant
 	// finds it.
 	TranscriptMessage
-	// Texts are the texts of the turn's assistant messages, in file
-	// order, one per message (its text blocks joined by blank lines):
-	// after the last user prompt on the chain, and after the message
-	// whose digest is the marker (exclusive). The final message is the
-	// last of them unless it is the marked one.
-	Texts []string
-	// MarkerFound: the marked message was met. Truncated: MaxTurnBytes
-	// were read before the start of the turn.
-	MarkerFound bool
-	Truncated   bool
+	// Messages are the text blocks of the turn's assistant messages, in
+	// file order, after the last user prompt on the chain; the final
+	// message is the last of them.
+	Messages [][]string
+	// Truncated: MaxTurnBytes were read before the start of the turn.
+	Truncated bool
+}
+
+// Texts returns each message's text blocks joined by blank lines.
+func (t *Turn) Texts() []string {
+	out := make([]string, len(t.Messages))
+	for i, m := range t.Messages {
+		out[i] = strings.Join(m, "\n\n")
+	}
+	return out
 }
 
 // ReadTurn reads the turn that ends the transcript at path on the given
 // chain: the final assistant message (as ReadLastAssistant) and the
-// assistant texts before it back to the last user prompt, or to the
-// message whose text has the hex SHA-256 marker (the message the gate
-// last blocked), whichever is later. Claude Code transcripts and Codex
-// rollouts (event_msg agent_message, user_message) are understood.
-func ReadTurn(path string, chain Chain, marker string) (*Turn, error) {
+// assistant messages before it back to the last user prompt. Claude Code
+// transcripts and Codex rollouts (event_msg agent_message, user_message)
+// are understood.
+func ReadTurn(path string, chain Chain) (*Turn, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
@@ -170,41 +173,33 @@ func ReadTurn(path string, chain Chain, marker string) (*Turn, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("open transcript: %s is not a regular file", path)
 	}
-	return readTurn(f, st.Size(), chain, marker, MaxScanBytes, MaxTurnBytes)
+	return readTurn(f, st.Size(), chain, MaxScanBytes, MaxTurnBytes)
 }
 
-func readTurn(r io.ReaderAt, size int64, chain Chain, marker string, maxScan, maxTurn int64) (*Turn, error) {
+func readTurn(r io.ReaderAt, size int64, chain Chain, maxScan, maxTurn int64) (*Turn, error) {
 	t := &Turn{TranscriptMessage: TranscriptMessage{Size: size}}
 	var (
-		msgs    []string // the turn's messages, newest first
-		cur     []string // texts of the open message, newest first
+		msgs    [][]string // the turn's messages, newest first
+		cur     []string   // blocks of the open message, newest first
 		curID   string
 		open    bool
 		found   bool // the final message is complete
 		turnOff int64
 	)
-	// closeMsg ends the open message; stop is true at the marker.
-	closeMsg := func() (stop bool) {
+	closeMsg := func() {
 		if !open {
-			return false
+			return
 		}
 		open = false
 		for i, j := 0, len(cur)-1; i < j; i, j = i+1, j-1 {
 			cur[i], cur[j] = cur[j], cur[i]
 		}
-		text := strings.Join(cur, "\n\n")
 		if !found {
 			found = true
-			t.ID, t.Text = curID, text
+			t.ID, t.Text = curID, strings.Join(cur, "\n\n")
 		}
-		hit := marker != "" && matchesMarker(cur, marker)
+		msgs = append(msgs, cur)
 		cur = nil
-		if hit {
-			t.MarkerFound = true
-			return true
-		}
-		msgs = append(msgs, text)
-		return false
 	}
 	sc := newBackScanner(r, size, MaxLineSize)
 	for {
@@ -246,9 +241,7 @@ func readTurn(r io.ReaderAt, size int64, chain Chain, marker string, maxScan, ma
 		}
 		if open && (l.id != curID || l.id == "") {
 			wasFound := found
-			if closeMsg() {
-				break
-			}
+			closeMsg()
 			if !wasFound {
 				turnOff = sc.scanned
 			}
@@ -266,7 +259,7 @@ func readTurn(r io.ReaderAt, size int64, chain Chain, marker string, maxScan, ma
 	closeMsg()
 	t.Scanned = sc.scanned
 	for i := len(msgs) - 1; i >= 0; i-- {
-		t.Texts = append(t.Texts, msgs[i])
+		t.Messages = append(t.Messages, msgs[i])
 	}
 	return t, nil
 }
