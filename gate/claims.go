@@ -233,7 +233,7 @@ type sentence struct {
 // sentence begins: 0 when the sentence opens with a question word or has
 // a single clause, else the start of its last clause (or its last "¿").
 func questionStart(text string, lex *policies.Claims) int {
-	if i := strings.LastIndex(text, "¿"); i > 0 {
+	if i := strings.LastIndex(text, "¿"); i >= 0 {
 		return i
 	}
 	if lex.QuestionStarters.MatchString(text) {

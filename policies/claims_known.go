@@ -23,17 +23,22 @@ func knownExprsTable() map[string]knownExpr {
 		"(?:不是)":     {noLits: true},
 		"(?:不能)":     {noLits: true},
 		"(?:之后)":     {noLits: true},
-		"(?:会)":      {noLits: true},
+		"(?:会去)":     {noLits: true},
 		"(?:准备)":     {noLits: true},
 		"(?:如果)":     {noLits: true},
-		"(?:将)":      {noLits: true},
+		"(?:将会)":     {noLits: true},
+		"(?:将要)":     {noLits: true},
+		"(?:就要)":     {noLits: true},
 		"(?:并不)":     {noLits: true},
+		"(?:我会)":     {noLits: true},
+		"(?:我将)":     {noLits: true},
+		"(?:我要)":     {noLits: true},
 		"(?:打算)":     {noLits: true},
 		"(?:无法)":     {noLits: true},
 		"(?:未)":      {noLits: true},
 		"(?:没)":      {noLits: true},
-		"(?:等)":      {noLits: true},
-		"(?:要)":      {noLits: true},
+		"(?:等到)":     {noLits: true},
+		"(?:等待)":     {noLits: true},
 		"(?:需要)":     {noLits: true},
 		"(?i)(?:^|[^/\\d])\\s*\\b\\d+\\s+(?:tests?\\s+)?(?:passed|passing)\\b": {lits: []string{"pass"}},
 		"(?i)(?:✅|✔|☑|✓|🎉|âœ…|âœ“|âœ”)":                                        {lits: []string{"☑", "✅", "✓", "✔", "🎉", "âœ"}},
@@ -47,6 +52,7 @@ func knownExprsTable() map[string]knownExpr {
 		"(?i)(?:完了|終了)(?:しました|です|済み)":                                                                                                                    {lits: []string{"完了", "終了"}},
 		"(?i)(?:実装|対応|作業)(?:が|は)?(?:完了|済み)":                                                                                                              {lits: []string{"実装", "対応", "作業"}},
 		"(?i)(?:测试|用例|CI|构建|检查)(?:已经|已)?(?:全部|都|均)?(?:已经|已)?通过":                                                                                          {lits: []string{"通过"}},
+		"(?i)(?:通过|完成|做完|修复|解决|修好|部署|发布|推送|合并|上线)(?:了)?(?:之)?后":                                                                                          {noLits: true},
 		"(?i)(?:部署|发布|推送|合并|上线)(?:了|完成)":                                                                                                                 {lits: []string{"部署", "发布", "推送", "合并", "上线"}},
 		"(?i)(?P<n>\\d+)\\s*/\\s*(?P<m>\\d+)(?:\\s+[\\w-]+){0,4}?\\s*(?:tests?\\s+)?(?:pass|passes|passed|passing|green|ok)\\b":                          {lits: []string{"pass", "green", "ok"}, nm: true},
 		"(?i)\\b(?:0|zero|no)\\s+(?:test\\s+)?failures\\b":                                                                                               {lits: []string{"failures"}},
@@ -243,7 +249,6 @@ func knownExprsTable() map[string]knownExpr {
 		"\\b(?:doit)\\b":               {noLits: true},
 		"\\b(?:expect(?:ed|s)? to)\\b": {noLits: true},
 		"\\b(?:fail(?:s|ed)? to)\\b":   {noLits: true},
-		"\\b(?:falls)\\b":              {noLits: true},
 		"\\b(?:faut)\\b":               {noLits: true},
 		"\\b(?:gofmt|goimports|gofumpt)\\b[^|;&]*\\s-w\\b": {noLits: true},
 		"\\b(?:going to)\\b":            {noLits: true},
@@ -365,8 +370,8 @@ func knownExprsTable() map[string]knownExpr {
 
 // The default claims.yaml, decoded.
 const (
-	defaultClaimsLen = 21955
-	defaultClaimsSum = "c108634e2e174ce5b694c914d1c63b4edd7faf548770e3c9a2bdbe3025a1cef6"
+	defaultClaimsLen = 22539
+	defaultClaimsSum = "3238a37122c9122889577d73930d2cea0cdb9579865d60c70535228e78c2c1dd"
 )
 
 func decodedDefaultClaims() *claimsYAML {
@@ -491,7 +496,6 @@ func decodedDefaultClaims() *claimsYAML {
 				"quieres que",
 				"para que",
 				"wenn",
-				"falls",
 				"werde",
 				"werden",
 				"wird",
@@ -516,13 +520,18 @@ func decodedDefaultClaims() *claimsYAML {
 				"deve",
 				"caso",
 				"如果",
-				"会",
-				"将",
-				"要",
+				"我会",
+				"我将",
+				"我要",
+				"将会",
+				"将要",
+				"就要",
+				"会去",
 				"打算",
 				"准备",
 				"需要",
-				"等",
+				"等到",
+				"等待",
 			},
 			Temporal: []string{
 				"once",
@@ -612,6 +621,7 @@ func decodedDefaultClaims() *claimsYAML {
 					"\\bwhat (?:i|we|you|they)(?:'ve| have| had)? done\\b",
 					"\\bgot done\\b",
 					"\\bto be done\\b",
+					"(?:通过|完成|做完|修复|解决|修好|部署|发布|推送|合并|上线)(?:了)?(?:之)?后",
 					"\\bunverified\\b",
 					"\\bworking on\\b",
 					"\\b(?:pass(?:es|ed)?|passing)\\s+successfully\\b",
@@ -647,6 +657,7 @@ func decodedDefaultClaims() *claimsYAML {
 					"\\bresolved (?:to|as|via|from|by looking)\\b",
 					"\\baddressed (?:to|by you)\\b",
 					"\\bto be (?:fixed|resolved|addressed)\\b",
+					"(?:通过|完成|做完|修复|解决|修好|部署|发布|推送|合并|上线)(?:了)?(?:之)?后",
 				},
 			},
 			claimYAML{
@@ -685,6 +696,7 @@ func decodedDefaultClaims() *claimsYAML {
 				},
 				Exclude: []string{
 					"\\bgreen[-_]\\w",
+					"(?:通过|完成|做完|修复|解决|修好|部署|发布|推送|合并|上线)(?:了)?(?:之)?后",
 					"\\w[-_]green\\b",
 					"\\bgreen (?:button|color|colour|light|field|text|energy)\\b",
 					"\\bpassing (?:the|a|an|it|them|this|that|in|through|to|through|arguments?|params?|parameters?|options?|flags?|values?|data|context|props?)\\b",
@@ -721,6 +733,7 @@ func decodedDefaultClaims() *claimsYAML {
 				},
 				Exclude: []string{
 					"\\bunpushed\\b",
+					"(?:通过|完成|做完|修复|解决|修好|部署|发布|推送|合并|上线)(?:了)?(?:之)?后",
 					"\\bunmerged\\b",
 					"\\bunreleased\\b",
 					"\\bpushed (?:back|down|out of|aside)\\b",
