@@ -198,13 +198,16 @@ type blockedText struct {
 }
 
 // text returns what is judged: with nothing blocked, every message of
-// the turn; after a block, the messages after the blocked one, or, for
-// an accumulated message, what follows the blocked text. When nothing
-// follows it, the final message is judged again: a claim left standing
-// is still a claim.
+// the turn; on the stop that follows a block (stop hook active), the
+// messages after the blocked one, or, for an accumulated message, what
+// follows the blocked text. When nothing follows it, the final message
+// is judged again: a claim left standing is still a claim.
 func (m turnMessage) text(bt blockedText) string {
+	if !m.retry {
+		bt = blockedText{}
+	}
 	if m.accumulated {
-		if bt.sum == "" || !m.retry || bt.len <= 0 || bt.len >= len(m.final) || TextDigest(m.final[:bt.len]) != bt.sum {
+		if bt.sum == "" || bt.len <= 0 || bt.len >= len(m.final) || TextDigest(m.final[:bt.len]) != bt.sum {
 			return m.final
 		}
 		if rest := m.final[bt.len:]; strings.TrimSpace(rest) != "" {

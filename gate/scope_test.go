@@ -118,11 +118,12 @@ func TestTurnMessageText(t *testing.T) {
 		bt   blockedText
 		want string
 	}{
-		{"nothing blocked", turnMessage{msgs: msgs, final: "Sorry, not verified."}, blockedText{}, "Running the tests.\n\nAll done.\n\nTests pass.\n\nSorry, not verified."},
-		{"after the blocked message", turnMessage{msgs: msgs, final: "Sorry, not verified."}, bt("All done.\n\nTests pass."), "Sorry, not verified."},
-		{"blocked blocks joined by a newline", turnMessage{msgs: msgs, final: "Sorry, not verified."}, bt("All done.\nTests pass."), "Sorry, not verified."},
-		{"blocked message is the final one", turnMessage{msgs: msgs[:2], final: "All done.\n\nTests pass."}, bt("All done.\n\nTests pass."), "All done.\n\nTests pass."},
-		{"blocked text not in the turn", turnMessage{msgs: msgs, final: "Sorry, not verified."}, bt("Pushed."), "Running the tests.\n\nAll done.\n\nTests pass.\n\nSorry, not verified."},
+		{"nothing blocked", turnMessage{msgs: msgs, final: "Sorry, not verified.", retry: true}, blockedText{}, "Running the tests.\n\nAll done.\n\nTests pass.\n\nSorry, not verified."},
+		{"after the blocked message", turnMessage{msgs: msgs, final: "Sorry, not verified.", retry: true}, bt("All done.\n\nTests pass."), "Sorry, not verified."},
+		{"not the stop after a block", turnMessage{msgs: msgs, final: "Sorry, not verified."}, bt("All done.\n\nTests pass."), "Running the tests.\n\nAll done.\n\nTests pass.\n\nSorry, not verified."},
+		{"blocked blocks joined by a newline", turnMessage{msgs: msgs, final: "Sorry, not verified.", retry: true}, bt("All done.\nTests pass."), "Sorry, not verified."},
+		{"blocked message is the final one", turnMessage{msgs: msgs[:2], final: "All done.\n\nTests pass.", retry: true}, bt("All done.\n\nTests pass."), "All done.\n\nTests pass."},
+		{"blocked text not in the turn", turnMessage{msgs: msgs, final: "Sorry, not verified.", retry: true}, bt("Pushed."), "Running the tests.\n\nAll done.\n\nTests pass.\n\nSorry, not verified."},
 		{"accumulated retry", turnMessage{final: "A. Done.\nB.", accumulated: true, retry: true}, bt("A. Done."), "\nB."},
 		{"accumulated, not a retry", turnMessage{final: "A. Done.\nB.", accumulated: true}, bt("A. Done."), "A. Done.\nB."},
 		{"accumulated, prefix differs", turnMessage{final: "A. Done!\nB.", accumulated: true, retry: true}, bt("A. Done."), "A. Done!\nB."},
@@ -238,6 +239,18 @@ func TestGateTurnScope(t *testing.T) {
 		tr.tool("m2").write(t, path) // a tool call, no text
 		if r := g.Stop(claude(path, "", true)); r.Outcome != Block {
 			t.Fatalf("no new text: %s, want block on the standing claim", r.Outcome)
+		}
+	})
+	t.Run("blocked claim repeated in a new turn", func(t *testing.T) {
+		path := filepath.Join(dir, "newturn.jsonl")
+		tr := new(transcript).prompt("x").say("m1", "All done.")
+		tr.write(t, path)
+		g := testGate(t, &memLedger{})
+		g.Stop(claude(path, "All done.", false))
+		// The user interrupts and asks again; the agent says the same.
+		tr.prompt("really?").say("m2", "All done.").tool("m2").say("m3", "See the diff above.").write(t, path)
+		if r := g.Stop(claude(path, "See the diff above.", false)); r.Outcome != Block {
+			t.Fatalf("new turn: %s, want block", r.Outcome)
 		}
 	})
 	t.Run("new claim after a block", func(t *testing.T) {
