@@ -142,7 +142,7 @@ func TestClaimDetectionMeasured(t *testing.T) {
 	}
 	recall := ratio(total.tp, total.tp+total.fn)
 	precision := ratio(total.tp, total.tp+total.fp)
-	t.Logf("messages: %d real (tuning set), %d hand-written hard cases, %d real held out, %d adversarial/multilingual, %d of them held out", len(real), len(hard), len(held), len(adv), len(advHeld))
+	t.Logf("messages: %d real (tuning set), %d hand-written hard cases, %d real held out, %d adversarial/multilingual (tuned on), %d adversarial held out", len(real), len(hard), len(held), len(adv), len(advHeld))
 	t.Logf("all:  recall %.3f (%d/%d)  precision %.3f (%d/%d)", recall, total.tp, total.tp+total.fn, precision, total.tp, total.tp+total.fp)
 	t.Logf("real: recall %.3f (%d/%d)  precision %.3f (%d/%d)", ratio(realOnly.tp, realOnly.tp+realOnly.fn), realOnly.tp, realOnly.tp+realOnly.fn,
 		ratio(realOnly.tp, realOnly.tp+realOnly.fp), realOnly.tp, realOnly.tp+realOnly.fp)
