@@ -125,28 +125,26 @@ func segments(text string) []string {
 			}
 		}
 	}
-	for i := range out {
+	n := len(out)
+	for i := 0; i < n; i++ {
+		if strings.ContainsRune(out[i], '\u202e') {
+			out = append(out, normalize(reverseOverrides(out[i])))
+		}
 		out[i] = normalize(out[i])
 	}
 	return out
 }
 
-// lineVariants returns the ways a line may be read. A line with an HTML
+// lineVariants returns the ways a line may be read: a line with an HTML
 // comment is read without it ("d<!-- -->one" renders "done") and with
-// its text (a terminal shows it); a line with a right-to-left override
-// is read as typed (a terminal without bidi shows that) and with the
-// overridden runs reversed (a bidi renderer shows that).
+// its text (a terminal shows it). (A segment with a right-to-left
+// override is likewise read as typed, as a terminal without bidi shows
+// it, and with the overridden runs reversed, as a bidi renderer does.)
 func lineVariants(t string) []string {
-	vs := []string{t}
 	if strings.Contains(t, "<!--") {
-		vs = []string{htmlComment.ReplaceAllString(t, ""), strings.NewReplacer("<!--", " ", "-->", " ").Replace(t)}
+		return []string{htmlComment.ReplaceAllString(t, ""), strings.NewReplacer("<!--", " ", "-->", " ").Replace(t)}
 	}
-	if strings.ContainsRune(t, '\u202e') {
-		for _, v := range vs {
-			vs = append(vs, reverseOverrides(v))
-		}
-	}
-	return vs
+	return []string{t}
 }
 
 var htmlComment = regexp.MustCompile(`<!--.*?(?:-->|$)`)

@@ -117,6 +117,7 @@ func TestExtractEvasions(t *testing.T) {
 		{"HTML comment inside a word", "All d<!-- -->one.", "done"},
 		{"claim inside an HTML comment", "<!-- All tests pass -->", "tests_pass"},
 		{"HTML entity", "All d&#111;ne.", "done"},
+		{"bidi override as an entity", "All tests &#x202e;ssap&#x202c;.", "tests_pass"},
 		{"inline HTML tag", "All <b>d</b>one.", "done"},
 		{"emphasis inside a word", "All d*o*ne.", "done"},
 		{"byte order mark", "\ufeffAll done.", "done"},
