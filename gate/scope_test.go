@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -388,4 +389,30 @@ func TestReadTurnSidechain(t *testing.T) {
 	if fmt.Sprintf("%q", turn.Texts()) != `["Pushed."]` {
 		t.Fatalf("texts %q", turn.Texts())
 	}
+}
+
+// FuzzReadTurn: ReadTurn finds the same final message as
+// ReadLastAssistant, and it is the turn's last message.
+func FuzzReadTurn(f *testing.F) {
+	f.Add(strings.Join(new(transcript).prompt("x").say("m1", "Fixed.").tool("m1").say("m2", "Done.", "More.").lines, "\n"))
+	f.Add(strings.Join(new(transcript).say("m1", "A.").prompt("p").say("m1", "B.").lines, "\n"))
+	f.Add(`{"type":"event_msg","payload":{"type":"agent_message","message":"done"}}` + "\n" + `{"type":"user","message":{"content":"hi"}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		turn, err := readTurn(bytes.NewReader(data), int64(len(data)), MainChain, MaxScanBytes, MaxTurnBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := lastAssistant(bytes.NewReader(data), int64(len(data)), MainChain, MaxScanBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if turn.Text != m.Text {
+			t.Fatalf("ReadTurn final %q, ReadLastAssistant %q", turn.Text, m.Text)
+		}
+		texts := turn.Texts()
+		if (turn.Text == "") != (len(texts) == 0) || len(texts) > 0 && texts[len(texts)-1] != turn.Text {
+			t.Fatalf("final %q, messages %q", turn.Text, texts)
+		}
+	})
 }

@@ -185,6 +185,9 @@ func readTurn(r io.ReaderAt, size int64, chain Chain, maxScan, maxTurn int64) (*
 		open    bool
 		found   bool // the final message is complete
 		turnOff int64
+		// promptInside: a prompt was met while the final message was
+		// open; the turn is that message alone.
+		promptInside bool
 	)
 	closeMsg := func() {
 		if !open {
@@ -231,10 +234,14 @@ func readTurn(r io.ReaderAt, size int64, chain Chain, maxScan, maxTurn int64) (*
 			continue
 		}
 		if l.prompt {
-			if open || found {
+			if found {
 				break
 			}
-			continue // a prompt queued after the final message
+			// A prompt queued after the final message, or inside it: the
+			// final message is read whole (as ReadLastAssistant does) and
+			// the turn ends with it.
+			promptInside = promptInside || open
+			continue
 		}
 		if !l.assistant {
 			continue
@@ -244,6 +251,9 @@ func readTurn(r io.ReaderAt, size int64, chain Chain, maxScan, maxTurn int64) (*
 			closeMsg()
 			if !wasFound {
 				turnOff = sc.scanned
+				if promptInside {
+					break
+				}
 			}
 		}
 		if len(l.texts) == 0 {
