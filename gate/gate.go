@@ -280,7 +280,9 @@ func (g *Gate) message(ev *hooks.Event) (m turnMessage, anomaly string) {
 		if path == "" || (ev.Runtime != hooks.Claude && ev.Runtime != hooks.Codex) {
 			return m, ""
 		}
-		t, err := ReadTurn(path, chain)
+		// The final message is known: the transcript is read only as far
+		// as a turn is (MaxTurnBytes), never to its start.
+		t, err := readTurnFile(path, chain, MaxTurnBytes)
 		if err != nil || len(t.Messages) == 0 {
 			return m, "" // no transcript: the final message alone
 		}

@@ -416,3 +416,29 @@ func FuzzReadTurn(f *testing.F) {
 		}
 	})
 }
+
+// TestGateCodexEarlierMessage: a Codex Stop carries the final message
+// only; a claim in an earlier agent_message of the turn (the rollout) is
+// judged too.
+func TestGateCodexEarlierMessage(t *testing.T) {
+	lines := []string{
+		`{"type":"event_msg","payload":{"type":"task_started","turn_id":"t1"}}`,
+		`{"type":"event_msg","payload":{"type":"user_message","message":"make the tests pass"}}`,
+		`{"type":"event_msg","payload":{"type":"agent_message","message":"All tests pass now.","phase":"commentary"}}`,
+		`{"type":"event_msg","payload":{"type":"agent_message","message":"Summary of the change.","phase":"final_answer"}}`,
+	}
+	p := filepath.Join(t.TempDir(), "rollout.jsonl")
+	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	g := testGate(t, &memLedger{})
+	ev := &hooks.Event{Runtime: hooks.Codex, Name: hooks.Stop, RawName: hooks.Stop, SessionID: "s1", TranscriptPath: p,
+		LastAssistantMessage: "Summary of the change.", HasLastAssistantMessage: true}
+	if r := g.Stop(ev); r.Outcome != Block || fmt.Sprint(ClaimTypesOf(r.Claims)) != "[tests_pass]" {
+		t.Fatalf("outcome %s claims %v, want a block on tests_pass", r.Outcome, ClaimTypesOf(r.Claims))
+	}
+	// Another runtime's transcript format is not read: Cursor's final
+	// message alone.
+	ev.Runtime = hooks.Cursor
+	if r := g.Stop(ev); r.Outcome != Allow {
+		t.Fatalf("cursor: %s", r.Outcome)
+	}
+}

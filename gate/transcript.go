@@ -161,6 +161,12 @@ func (t *Turn) Texts() []string {
 // transcripts and Codex rollouts (event_msg agent_message, user_message)
 // are understood.
 func ReadTurn(path string, chain Chain) (*Turn, error) {
+	return readTurnFile(path, chain, MaxScanBytes)
+}
+
+// readTurnFile is ReadTurn giving up (ErrScanLimit) when no assistant
+// text is found in the last maxScan bytes.
+func readTurnFile(path string, chain Chain, maxScan int64) (*Turn, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
@@ -173,7 +179,7 @@ func ReadTurn(path string, chain Chain) (*Turn, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("open transcript: %s is not a regular file", path)
 	}
-	return readTurn(f, st.Size(), chain, MaxScanBytes, MaxTurnBytes)
+	return readTurn(f, st.Size(), chain, maxScan, MaxTurnBytes)
 }
 
 func readTurn(r io.ReaderAt, size int64, chain Chain, maxScan, maxTurn int64) (*Turn, error) {
