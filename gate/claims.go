@@ -239,6 +239,9 @@ func questionStart(text string, lex *policies.Claims) int {
 	}
 	locs := questionClause.FindAllStringIndex(text, -1)
 	if len(locs) == 0 {
+		if loc := lex.QuestionTails.FindIndex(text); loc != nil {
+			return loc[0]
+		}
 		return 0
 	}
 	last := locs[len(locs)-1][1]
@@ -332,8 +335,8 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-// firstValidMatch returns the first match of the rule that starts before
-// limit and is neither excluded, negated nor in future tense. Patterns
+// firstValidMatch returns the first match of the rule that ends by limit
+// and is neither excluded, negated nor in future tense. Patterns
 // whose literals are not in lower are neither compiled nor run.
 func firstValidMatch(text, lower string, limit int, rule *policies.ClaimRule, lex *policies.Claims) (string, bool) {
 	for _, p := range rule.Patterns {
@@ -348,6 +351,9 @@ func firstValidMatch(text, lower string, limit int, rule *policies.ClaimRule, le
 		for _, loc := range re.FindAllStringSubmatchIndex(text, -1) {
 			if loc[0] >= limit {
 				break
+			}
+			if loc[1] > limit {
+				continue // reaches into the interrogative part
 			}
 			if n >= 0 && m >= 0 && loc[2*n] >= 0 && loc[2*m] >= 0 {
 				if strings.TrimLeft(text[loc[2*n]:loc[2*n+1]], "0") != strings.TrimLeft(text[loc[2*m]:loc[2*m+1]], "0") {

@@ -147,6 +147,11 @@ func TestExtractEvasions(t *testing.T) {
 		{"future green", "Once everything's green I'll push.", ""},
 
 		{"claim then question", "All tests pass now, want me to push?", "tests_pass"},
+		{"claim then question, no comma", "All tests pass now want me to push?", "tests_pass"},
+		{"tag question, no comma", "The bug is fixed right?", "fixed"},
+		{"ja claim then question, one sentence", "修正しましたプッシュしますか?", "fixed"},
+		{"question with a tail", "Should I push or is it fixed right?", ""},
+		{"question ending in a tail word", "Tests ok?", ""},
 		{"fixed then question", "Fixed the race in the parser, anything else?", "fixed"},
 		{"tag question", "The bug is fixed, right?", "fixed"},
 		{"claim, but question", "The tests pass, but is the flaky one really gone?", "tests_pass"},

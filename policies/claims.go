@@ -48,6 +48,10 @@ type Claims struct {
 	// claim in an earlier clause stands ("All tests pass, want me to
 	// push?").
 	QuestionStarters *CueSet
+	// QuestionTails begin the interrogative part of a question sentence
+	// that has no clause break before it ("All tests pass now want me
+	// to push?").
+	QuestionTails *CueSet
 
 	WriteTools []*Pattern // anchored
 	WriteBash  []*Pattern // against the command with quotes blanked
@@ -177,6 +181,7 @@ type negationYAML struct {
 
 type questionsYAML struct {
 	Starters []string `yaml:"starters"`
+	Tails    []string `yaml:"tails"`
 }
 
 type futureYAML struct {
@@ -272,6 +277,9 @@ func ParseClaims(src Source) (*Claims, error) {
 		return fail(err)
 	}
 	if c.QuestionStarters, err = newCueSet("questions.starters", y.Questions.Starters, true); err != nil {
+		return fail(err)
+	}
+	if c.QuestionTails, err = newCueSet("questions.tails", y.Questions.Tails, false); err != nil {
 		return fail(err)
 	}
 	byType := map[string]ClaimRule{}

@@ -67,7 +67,7 @@ func knownFile(t *testing.T) []byte {
 	for _, p := range append(append([]string(nil), y.Writes.Bash...), y.Writes.Raw...) {
 		add(p, false)
 	}
-	for _, cues := range [][]string{y.Negation.Cues, y.Negation.After, y.Future.Cues, y.Future.Temporal, y.Questions.Starters} {
+	for _, cues := range [][]string{y.Negation.Cues, y.Negation.After, y.Future.Cues, y.Future.Temporal, y.Questions.Starters, y.Questions.Tails} {
 		for _, c := range cues {
 			add(cueExpr(c), false)
 		}

@@ -84,6 +84,18 @@ func (c *CueSet) MatchString(s string) bool {
 	if c == nil || c.expr == "" {
 		return false
 	}
+	return c.regexp().MatchString(s)
+}
+
+// FindIndex returns where the first cue in s begins and ends, or nil.
+func (c *CueSet) FindIndex(s string) []int {
+	if c == nil || c.expr == "" {
+		return nil
+	}
+	return c.regexp().FindStringIndex(s)
+}
+
+func (c *CueSet) regexp() *regexp.Regexp {
 	c.once.Do(func() {
 		re, err := regexp.Compile(c.expr)
 		if err != nil {
@@ -91,7 +103,7 @@ func (c *CueSet) MatchString(s string) bool {
 		}
 		c.re = re
 	})
-	return c.re.MatchString(s)
+	return c.re
 }
 
 // newPatterns wraps each source in pre…post. Each expression is checked
