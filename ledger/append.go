@@ -70,6 +70,7 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		}
 		e.Args = d
 	}
+	var redacted []string // where key material was replaced
 	if r.Body != nil {
 		b, err := canonjson.Marshal(r.Body)
 		if err != nil {
@@ -77,6 +78,10 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		}
 		if len(b) == 0 || b[0] != '{' {
 			return nil, errors.New("append: body must be a JSON object")
+		}
+		b, n := redactBytes(b, l.keys.secrets())
+		if n > 0 {
+			redacted = append(redacted, "body")
 		}
 		e.Body = b
 	}
@@ -99,14 +104,38 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		return nil, fmt.Errorf("append: %w", err)
 	}
 	if len(r.Artifacts) > 0 {
-		if e.Manifest, e.Artifacts, err = w.storeArtifacts(r.Artifacts); err != nil {
+		arts, readers := l.redacting(r.Artifacts)
+		if e.Manifest, e.Artifacts, err = w.storeArtifacts(arts); err != nil {
 			return nil, fmt.Errorf("append: %w", err)
+		}
+		for i, rr := range readers {
+			if rr.count > 0 {
+				redacted = append(redacted, arts[i].Name)
+			}
+		}
+	}
+	if len(redacted) > 0 {
+		if e.Body, err = addRedactedToBody(e.Body, redacted); err != nil {
+			return nil, fmt.Errorf("append: body: %w", err)
 		}
 	}
 	if err := w.write(e); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
 	return e, nil
+}
+
+// redacting wraps every artifact's data in a reader that replaces key
+// material (see redact.go).
+func (l *Ledger) redacting(arts []Artifact) ([]Artifact, []*redactReader) {
+	secrets := l.keys.secrets()
+	out := make([]Artifact, len(arts))
+	readers := make([]*redactReader, len(arts))
+	for i, a := range arts {
+		readers[i] = newRedactReader(a.Data, secrets)
+		out[i] = Artifact{Name: a.Name, Data: readers[i]}
+	}
+	return out, readers
 }
 
 // lockFile takes the exclusive lock, giving up after timeout. The blocked

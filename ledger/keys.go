@@ -31,6 +31,8 @@ type Keys struct {
 	retired map[string][]byte // key id -> retired HMAC key, for verification
 	skey    string            // Ed25519 signed-note key; parsed only to sign checkpoints
 	vkey    string
+
+	secretList [][]byte // see secrets; built on first use
 }
 
 // HMACKeyID returns the id of the current HMAC key.
