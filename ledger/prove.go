@@ -37,7 +37,7 @@ func CurrentCheckpoint(h home.Home, session string, opts VerifyOptions) ([]byte,
 	if err != nil {
 		return nil, rep, err
 	}
-	c.End, c.Last = -1, ""
+	c.End, c.Last, c.Pack = -1, "", -1
 	msg, err := signCheckpoint(c, signer)
 	return msg, rep, err
 }

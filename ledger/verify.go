@@ -2,11 +2,13 @@ package ledger
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -65,6 +67,36 @@ type VerifyOptions struct {
 	// OnEntry, when set, is called for each entry that verified so far.
 	// Entries are only known good once Verify reports OK.
 	OnEntry func(*Entry)
+	// AcceptSealed lets a ledger with seal entries verify OK. By default a
+	// seal is a finding: bytes someone (a crash, or anyone who can write
+	// the files) put in the ledger or the pack were removed or wrapped by
+	// the next append, and a human should look at them.
+	AcceptSealed bool
+}
+
+// Seal is one seal entry: what the next append found after the last
+// valid entry or bundle and set aside.
+type Seal struct {
+	Seq        int64  `json:"seq"`
+	Reason     string `json:"reason"`
+	Offset     int64  `json:"offset,omitempty"`
+	Length     int64  `json:"length,omitempty"`
+	PackOffset int64  `json:"pack_offset,omitempty"`
+	PackLength int64  `json:"pack_length,omitempty"`
+}
+
+func (s Seal) String() string {
+	var parts []string
+	if s.Length > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes after the last valid entry (ledger offset %d) were moved into artifact torn", s.Length, s.Offset))
+	}
+	if s.PackLength > 0 {
+		parts = append(parts, fmt.Sprintf("%d artifact pack bytes no entry accounted for (pack offset %d) were wrapped as artifact torn-pack", s.PackLength, s.PackOffset))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, s.Reason)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Report is the result of verifying one session.
@@ -79,6 +111,9 @@ type Report struct {
 	Checked       []string     `json:"checked"`
 	NotChecked    []string     `json:"not_checked,omitempty"`
 	Failure       *VerifyError `json:"failure,omitempty"`
+	// Sealed lists the seal entries; with AcceptSealed unset, any makes
+	// the report fail.
+	Sealed []Seal `json:"sealed,omitempty"`
 }
 
 // Verify checks one session's ledger under h: every entry's encoding,
@@ -102,6 +137,11 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 		return nil, fmt.Errorf("verify %s: %w", session, err)
 	}
 	defer f.Close()
+	unlock, err := lockShared(sf.lock)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", session, err)
+	}
+	defer unlock()
 	v := &verifier{h: h, sf: sf, opts: opts, rep: &Report{Session: session}, last: zeroHash, lastTick: time.Now()}
 	v.rep.Checked = []string{"encoding", "seq", "session", "chain", "hash"}
 	if opts.Keys != nil {
@@ -119,6 +159,14 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 		v.rep.Checked = append(v.rep.Checked, "checkpoint")
 	}
 	err = scanLines(f, v.line)
+	if err == nil {
+		if fail := v.head(); fail != nil {
+			err = fail
+		}
+	}
+	if err == nil && !opts.SkipArtifacts {
+		err = v.packTail()
+	}
 	if v.pack != nil {
 		v.pack.f.Close()
 	}
@@ -136,18 +184,39 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 	if root, err := treeRoot(&v.tree, v.tree.n); err == nil {
 		v.rep.Root = base64.StdEncoding.EncodeToString(root[:])
 	}
-	if fail := v.head(); fail != nil {
-		v.rep.Failure = fail
-		return v.rep, nil
-	}
 	if opts.Checkpoint != nil {
 		if fail := v.checkpoint(opts.Checkpoint); fail != nil {
 			v.rep.Failure = fail
 			return v.rep, nil
 		}
 	}
+	if len(v.rep.Sealed) > 0 && !opts.AcceptSealed {
+		first := v.rep.Sealed[0]
+		v.rep.Failure = v.fail(first.Seq, fmt.Sprintf("sealed: %s (%d seal entries; inspect them with 'docket inspect', accept with --accept-sealed)", first, len(v.rep.Sealed)), ErrSealed)
+		return v.rep, nil
+	}
 	v.rep.OK = true
 	return v.rep, nil
+}
+
+// ErrSealed marks a ledger whose only finding is seal entries.
+var ErrSealed = errors.New("ledger has sealed data")
+
+// packTail reports pack bytes after the last bundle: a crash mid-append
+// (the next append seals them) or bytes someone added.
+func (v *verifier) packTail() error {
+	size := int64(0)
+	if v.pack != nil {
+		size = v.pack.size
+	} else if st, err := os.Stat(filepath.Join(v.sf.artifacts, PackName)); err == nil {
+		size = st.Size()
+	} else if !isNotExist(err) {
+		return err
+	}
+	if size > v.packEnd {
+		return v.fail(-1, fmt.Sprintf("artifact pack: %d bytes at offset %d that no entry accounts for (a crash mid-append leaves these and the next append seals them; otherwise they were added)", size-v.packEnd, v.packEnd), ErrTampered)
+	}
+	return nil
 }
 
 type verifier struct {
@@ -159,6 +228,7 @@ type verifier struct {
 	last     string
 	lastTick time.Time
 	pack     *packReader // opened on first use
+	packEnd  int64       // where the last bundle ends
 	buf      []byte
 }
 
@@ -211,6 +281,13 @@ func (v *verifier) line(line []byte, complete bool) error {
 		if err != nil {
 			return v.fail(seq, err.Error(), ErrTampered)
 		}
+		switch {
+		case b.start > v.packEnd:
+			return v.fail(seq, fmt.Sprintf("artifact pack: %d bytes at offset %d before this entry's bundle that no entry accounts for", b.start-v.packEnd, v.packEnd), ErrTampered)
+		case b.start < v.packEnd:
+			return v.fail(seq, "artifact bundle overlaps the previous entry's", ErrTampered)
+		}
+		v.packEnd = e.Artifacts
 		if v.buf == nil {
 			v.buf = make([]byte, 256<<10)
 		}
@@ -223,6 +300,9 @@ func (v *verifier) line(line []byte, complete bool) error {
 			return v.fail(seq, err.Error(), ErrTampered)
 		}
 		v.rep.Artifacts++
+	}
+	if e.Kind == KindSeal {
+		v.rep.Sealed = append(v.rep.Sealed, sealOf(seq, e))
 	}
 	if err := v.tree.add(line); err != nil {
 		return err
@@ -272,7 +352,17 @@ func (v *verifier) head() *VerifyError {
 	if c.End != v.rep.LedgerBytes {
 		return v.fail(-1, fmt.Sprintf("head end offset %d does not match the ledger's %d bytes", c.End, v.rep.LedgerBytes), ErrTampered)
 	}
+	if c.Pack >= 0 && !v.opts.SkipArtifacts && c.Pack != v.packEnd {
+		return v.fail(-1, fmt.Sprintf("head pack offset %d does not match where the entries' bundles end (%d)", c.Pack, v.packEnd), ErrTampered)
+	}
 	return nil
+}
+
+func sealOf(seq int64, e *Entry) Seal {
+	s := Seal{Seq: seq}
+	json.Unmarshal(e.Body, &s) // best effort: the entry's MAC vouches for it
+	s.Seq = seq
+	return s
 }
 
 func (v *verifier) checkpoint(msg []byte) *VerifyError {
@@ -316,6 +406,7 @@ func (l *Ledger) ReadVerified(session string) ([]*Entry, error) {
 		VerifierKey:   l.keys.vkey,
 		Keys:          l.keys,
 		ManifestsOnly: true,
+		AcceptSealed:  true,
 		OnEntry:       func(e *Entry) { entries = append(entries, e) },
 	})
 	if errors.Is(err, ErrNoLedger) {
