@@ -273,6 +273,9 @@ func (w *writer) recover() error {
 			return fmt.Errorf("%w: the ledger has entries but its signed head is missing; run 'docket verify --session %s'", ErrTampered, w.session)
 		}
 		w.packEnd = 0
+		if err := w.l.registerSession(w.session); err != nil {
+			return err
+		}
 	case err != nil:
 		return fmt.Errorf("%w: head: %v", ErrTampered, err)
 	default:

@@ -112,6 +112,18 @@ func Init(h home.Home) (*InitResult, error) {
 		}
 		res.Created = append(res.Created, h.VerifierKeyPath())
 	}
+	if _, err := os.Stat(indexPath(h)); errors.Is(err, fs.ErrNotExist) {
+		// A new state root starts with an empty index; one written before
+		// the index existed gets its current ledgers listed.
+		l := &Ledger{home: h, keys: keys}
+		if err := os.WriteFile(indexPath(h), nil, 0o600); err != nil {
+			return nil, fmt.Errorf("create session index: %w", err)
+		}
+		if err := l.indexExisting(); err != nil {
+			return nil, err
+		}
+		res.Created = append(res.Created, indexPath(h))
+	}
 	res.VerifierKey = keys.vkey
 	return res, nil
 }
