@@ -49,7 +49,7 @@ func init() {
 }
 
 type verifyFlags struct {
-	session, checkpoint, vkey, dir, proof string
+	session, checkpoint, vkey, dir, proof  string
 	all, asJSON, noArtifacts, acceptSealed bool
 }
 
