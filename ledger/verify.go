@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -122,27 +123,56 @@ type Report struct {
 // inconsistent ledger yields a Report with OK false and a Failure; the
 // error is for ledgers that could not be read at all.
 func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
+	rep, _, err := verify(h, session, opts, nil)
+	return rep, err
+}
+
+// verify is Verify; with from set it checks only the entries after that
+// verified prefix (the caller holds the state's MAC as proof), compares
+// the head's size, end, last hash and pack end instead of recomputing the
+// Merkle root, and returns the verifier whose state describes the new
+// prefix.
+func verify(h home.Home, session string, opts VerifyOptions, from *vstate) (*Report, *verifier, error) {
+	rep, v, err := verifyLocked(h, session, opts, from, true)
+	return rep, v, err
+}
+
+func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate, lock bool) (*Report, *verifier, error) {
 	if !home.ValidSessionID(session) {
-		return nil, fmt.Errorf("verify: %w %q", ErrBadSession, session)
+		return nil, nil, fmt.Errorf("verify: %w %q", ErrBadSession, session)
 	}
 	if opts.Checkpoint != nil && strings.TrimSpace(opts.VerifierKey) == "" {
-		return nil, errors.New("verify: a checkpoint needs the checkpoint verifier key")
+		return nil, nil, errors.New("verify: a checkpoint needs the checkpoint verifier key")
 	}
 	sf := filesFor(h, session)
 	f, err := os.Open(sf.ledger)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("verify %s: %w", session, ErrNoLedger)
+		return nil, nil, fmt.Errorf("verify %s: %w", session, ErrNoLedger)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", session, err)
+		return nil, nil, fmt.Errorf("verify %s: %w", session, err)
 	}
 	defer f.Close()
-	unlock, err := lockShared(sf.lock)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", session, err)
+	if lock {
+		unlock, err := lockShared(sf.lock)
+		if err != nil {
+			return nil, nil, fmt.Errorf("verify %s: %w", session, err)
+		}
+		defer unlock()
 	}
-	defer unlock()
 	v := &verifier{h: h, sf: sf, opts: opts, rep: &Report{Session: session}, last: zeroHash, lastTick: time.Now()}
+	v.hash, _ = prefixHash(nil)
+	var r io.Reader = f
+	if from != nil {
+		v.n, v.off, v.last, v.lastOff, v.packEnd = from.Size, from.End, from.Last, from.LastOff, from.Pack
+		v.index = append([]indexRef(nil), from.Index...)
+		v.skipTree = true
+		var err error
+		if v.hash, err = prefixHash(from.Prefix); err != nil {
+			return nil, nil, err
+		}
+		r = io.NewSectionReader(f, from.End, 1<<62)
+	}
 	v.rep.Checked = []string{"encoding", "seq", "session", "chain", "hash"}
 	if opts.Keys != nil {
 		v.rep.Checked = append(v.rep.Checked, "hmac")
@@ -158,7 +188,7 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 	if opts.Checkpoint != nil {
 		v.rep.Checked = append(v.rep.Checked, "checkpoint")
 	}
-	err = scanLines(f, v.line)
+	err = scanLines(r, v.line)
 	if err == nil {
 		if fail := v.head(); fail != nil {
 			err = fail
@@ -174,29 +204,29 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 	switch {
 	case errors.As(err, &fail):
 		v.rep.Failure = fail
-		return v.rep, nil
+		return v.rep, v, nil
 	case errors.Is(err, errLineTooLong):
-		v.rep.Failure = v.fail(v.tree.n, "line exceeds 1 MiB", ErrTampered)
-		return v.rep, nil
+		v.rep.Failure = v.fail(v.n, "line exceeds 1 MiB", ErrTampered)
+		return v.rep, v, nil
 	case err != nil:
-		return nil, fmt.Errorf("verify %s: %w", session, err)
+		return nil, nil, fmt.Errorf("verify %s: %w", session, err)
 	}
-	if root, err := treeRoot(&v.tree, v.tree.n); err == nil {
+	if root, err := treeRoot(&v.tree, v.n); err == nil && !v.skipTree {
 		v.rep.Root = base64.StdEncoding.EncodeToString(root[:])
 	}
 	if opts.Checkpoint != nil {
 		if fail := v.checkpoint(opts.Checkpoint); fail != nil {
 			v.rep.Failure = fail
-			return v.rep, nil
+			return v.rep, v, nil
 		}
 	}
 	if len(v.rep.Sealed) > 0 && !opts.AcceptSealed {
 		first := v.rep.Sealed[0]
 		v.rep.Failure = v.fail(first.Seq, fmt.Sprintf("sealed: %s (%d seal entries; inspect them with 'docket inspect', accept with --accept-sealed)", first, len(v.rep.Sealed)), ErrSealed)
-		return v.rep, nil
+		return v.rep, v, nil
 	}
 	v.rep.OK = true
-	return v.rep, nil
+	return v.rep, v, nil
 }
 
 // ErrSealed marks a ledger whose only finding is seal entries.
@@ -212,6 +242,9 @@ func (v *verifier) packTail() error {
 		size = st.Size()
 	} else if !isNotExist(err) {
 		return err
+	}
+	if size < v.packEnd {
+		return v.fail(-1, fmt.Sprintf("artifact pack truncated: %d bytes, the entries' bundles end at %d", size, v.packEnd), ErrTruncated)
 	}
 	if size > v.packEnd {
 		return v.fail(-1, fmt.Sprintf("artifact pack: %d bytes at offset %d that no entry accounts for (a crash mid-append leaves these and the next append seals them; otherwise they were added)", size-v.packEnd, v.packEnd), ErrTampered)
@@ -230,6 +263,25 @@ type verifier struct {
 	pack     *packReader // opened on first use
 	packEnd  int64       // where the last bundle ends
 	buf      []byte
+
+	n        int64  // entries so far (the next seq)
+	off      int64  // bytes so far (the next line's offset)
+	lastOff  int64  // offset of the last verified line
+	skipTree bool   // incremental: the head's last hash stands in for its root
+	hash     interface {
+		io.Writer
+		encoding.BinaryMarshaler
+	} // SHA-256 of the verified bytes, for the next state
+	index []indexRef
+}
+
+// state is the verified-prefix state after a successful run.
+func (v *verifier) state() (*vstate, error) {
+	p, err := v.hash.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return &vstate{Size: v.n, End: v.off, LastOff: v.lastOff, Last: v.last, Pack: v.packEnd, Prefix: p, Index: v.index}, nil
 }
 
 func (v *verifier) fail(seq int64, reason string, err error) *VerifyError {
@@ -237,7 +289,7 @@ func (v *verifier) fail(seq int64, reason string, err error) *VerifyError {
 }
 
 func (v *verifier) line(line []byte, complete bool) error {
-	seq := v.tree.n
+	seq := v.n
 	if !complete {
 		return v.fail(seq, "torn tail: the final line has no newline (a crash mid-write; the next append seals it)", ErrTampered)
 	}
@@ -304,10 +356,20 @@ func (v *verifier) line(line []byte, complete bool) error {
 	if e.Kind == KindSeal {
 		v.rep.Sealed = append(v.rep.Sealed, sealOf(seq, e))
 	}
-	if err := v.tree.add(line); err != nil {
-		return err
+	if !v.skipTree {
+		if err := v.tree.add(line); err != nil {
+			return err
+		}
+	}
+	v.hash.Write(line)
+	v.hash.Write([]byte{'\n'})
+	if indexedKinds[e.Kind] {
+		v.index = append(v.index, indexRef{e.Kind, seq, v.off})
 	}
 	v.last = e.Hash
+	v.lastOff = v.off
+	v.n++
+	v.off += int64(len(line)) + 1
 	v.rep.Entries++
 	v.rep.LedgerBytes += int64(len(line)) + 1
 	if v.opts.OnEntry != nil {
@@ -333,7 +395,7 @@ func (v *verifier) head() *VerifyError {
 	if err != nil {
 		return v.fail(-1, "head MAC invalid: "+err.Error(), ErrTampered)
 	}
-	n := v.tree.n
+	n := v.n
 	switch {
 	case c.Origin != Origin(v.rep.Session):
 		return v.fail(-1, fmt.Sprintf("head is for another ledger (%q)", c.Origin), ErrTampered)
@@ -342,15 +404,21 @@ func (v *verifier) head() *VerifyError {
 	case c.Size > n:
 		return v.fail(n, fmt.Sprintf("ledger truncated: the signed head covers %d entries, the ledger has %d", c.Size, n), ErrTruncated)
 	}
-	root, err := treeRoot(&v.tree, n)
-	if err != nil {
-		return v.fail(-1, err.Error(), err)
+	if v.skipTree {
+		if n > 0 && c.Last != v.last {
+			return v.fail(-1, "head last hash mismatch: entries differ from what the head signed", ErrTampered)
+		}
+	} else {
+		root, err := treeRoot(&v.tree, n)
+		if err != nil {
+			return v.fail(-1, err.Error(), err)
+		}
+		if root != c.Root {
+			return v.fail(-1, "head root mismatch: entries differ from what the head signed", ErrTampered)
+		}
 	}
-	if root != c.Root {
-		return v.fail(-1, "head root mismatch: entries differ from what the head signed", ErrTampered)
-	}
-	if c.End != v.rep.LedgerBytes {
-		return v.fail(-1, fmt.Sprintf("head end offset %d does not match the ledger's %d bytes", c.End, v.rep.LedgerBytes), ErrTampered)
+	if c.End != v.off {
+		return v.fail(-1, fmt.Sprintf("head end offset %d does not match the ledger's %d bytes", c.End, v.off), ErrTampered)
 	}
 	if c.Pack >= 0 && !v.opts.SkipArtifacts && c.Pack != v.packEnd {
 		return v.fail(-1, fmt.Sprintf("head pack offset %d does not match where the entries' bundles end (%d)", c.Pack, v.packEnd), ErrTampered)
@@ -370,7 +438,7 @@ func (v *verifier) checkpoint(msg []byte) *VerifyError {
 	if err != nil {
 		return v.fail(-1, "checkpoint signature invalid: "+err.Error(), ErrTampered)
 	}
-	n := v.tree.n
+	n := v.n
 	switch {
 	case c.Origin != Origin(v.rep.Session):
 		return v.fail(-1, fmt.Sprintf("checkpoint is for another ledger (%q)", c.Origin), ErrTampered)
@@ -391,34 +459,6 @@ func (v *verifier) checkpoint(msg []byte) *VerifyError {
 		return v.fail(-1, fmt.Sprintf("checkpoint inconsistent: the first %d entries were rewritten since the checkpoint", c.Size), ErrTampered)
 	}
 	return nil
-}
-
-// ReadVerified reads the session's ledger and verifies chain, MACs, head
-// and every entry's artifact manifest. It returns the entries only when
-// all of it verifies; otherwise the error is a *VerifyError naming the
-// first bad entry. Artifact contents are not re-hashed here (the gate
-// calls this at every stop): OpenArtifact checks each file it opens, and
-// Verify checks them all. A session with no ledger yields no entries and
-// no error.
-func (l *Ledger) ReadVerified(session string) ([]*Entry, error) {
-	var entries []*Entry
-	rep, err := Verify(l.home, session, VerifyOptions{
-		VerifierKey:   l.keys.vkey,
-		Keys:          l.keys,
-		ManifestsOnly: true,
-		AcceptSealed:  true,
-		OnEntry:       func(e *Entry) { entries = append(entries, e) },
-	})
-	if errors.Is(err, ErrNoLedger) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !rep.OK {
-		return nil, rep.Failure
-	}
-	return entries, nil
 }
 
 // OpenArtifact opens the named artifact of e after checking the
