@@ -264,10 +264,10 @@ type verifier struct {
 	packEnd  int64       // where the last bundle ends
 	buf      []byte
 
-	n        int64  // entries so far (the next seq)
-	off      int64  // bytes so far (the next line's offset)
-	lastOff  int64  // offset of the last verified line
-	skipTree bool   // incremental: the head's last hash stands in for its root
+	n        int64 // entries so far (the next seq)
+	off      int64 // bytes so far (the next line's offset)
+	lastOff  int64 // offset of the last verified line
+	skipTree bool  // incremental: the head's last hash stands in for its root
 	hash     interface {
 		io.Writer
 		encoding.BinaryMarshaler
