@@ -3,7 +3,7 @@ package gate
 import "github.com/docket/docket/ledger"
 
 // relevantReader is implemented by *ledger.Ledger: it reads only the
-// entries a stop decision uses (every validator pass, gate decision and
+// entries a stop decision uses (every validator pass and fail and every
 // seal, the last entry, and the entries after the seq the decision picks),
 // so a stop costs the same on a ledger of 100,000 entries as of 10.
 type relevantReader interface {

@@ -38,9 +38,12 @@ import (
 
 const stateHeader = "docket-ledger-state v1"
 
-// indexedKinds are the kinds the verified-prefix state indexes.
+// indexedKinds are the kinds the verified-prefix state indexes: the
+// validator results a stop decision rests on, and seals. (Not the gate's
+// own decisions: one per stop, they would make every stop read all the
+// earlier ones.)
 var indexedKinds = map[Kind]bool{
-	KindValidatorPass: true, KindValidatorFail: true, KindGateDecision: true, KindSeal: true,
+	KindValidatorPass: true, KindValidatorFail: true, KindSeal: true,
 }
 
 // indexRef locates one indexed entry.
