@@ -133,11 +133,13 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 // Merkle root, and returns the verifier whose state describes the new
 // prefix.
 func verify(h home.Home, session string, opts VerifyOptions, from *vstate) (*Report, *verifier, error) {
-	rep, v, err := verifyLocked(h, session, opts, from, true)
+	rep, v, err := verifyLocked(h, session, opts, from, true, nil)
 	return rep, v, err
 }
 
-func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate, lock bool) (*Report, *verifier, error) {
+// verifyLocked is verify; lock false means the caller holds the shared
+// lock, and an open ledger file may be passed in.
+func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate, lock bool, open *os.File) (*Report, *verifier, error) {
 	if !home.ValidSessionID(session) {
 		return nil, nil, fmt.Errorf("verify: %w %q", ErrBadSession, session)
 	}
@@ -145,14 +147,20 @@ func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate,
 		return nil, nil, errors.New("verify: a checkpoint needs the checkpoint verifier key")
 	}
 	sf := filesFor(h, session)
-	f, err := os.Open(sf.ledger)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("verify %s: %w", session, ErrNoLedger)
-	}
-	if err != nil {
+	f := open
+	if f == nil {
+		var err error
+		f, err = os.Open(sf.ledger)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("verify %s: %w", session, ErrNoLedger)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("verify %s: %w", session, err)
+		}
+		defer f.Close()
+	} else if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, nil, fmt.Errorf("verify %s: %w", session, err)
 	}
-	defer f.Close()
 	if lock {
 		unlock, err := lockShared(sf.lock)
 		if err != nil {
@@ -188,7 +196,7 @@ func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate,
 	if opts.Checkpoint != nil {
 		v.rep.Checked = append(v.rep.Checked, "checkpoint")
 	}
-	err = scanLines(r, v.line)
+	err := scanLines(r, v.line)
 	if err == nil {
 		if fail := v.head(); fail != nil {
 			err = fail
