@@ -473,7 +473,7 @@ func (w *writer) write(e *Entry) error {
 	var packSync chan error
 	if w.packDirty && !w.l.testingOnlyNoSync {
 		packSync = make(chan error, 1)
-		go func(f *os.File) { packSync <- f.Sync() }(w.pack)
+		go func(f *os.File) { packSync <- syncData(f) }(w.pack)
 	}
 	w.packDirty = false
 	waitPack := func() error {
@@ -511,7 +511,7 @@ func (w *writer) write(e *Entry) error {
 		return fmt.Errorf("write entry: %w", err)
 	}
 	if !w.l.testingOnlyNoSync {
-		if err := w.f.Sync(); err != nil {
+		if err := syncData(w.f); err != nil {
 			w.f.Truncate(w.end)
 			return fmt.Errorf("sync ledger: %w", err)
 		}
