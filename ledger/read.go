@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -172,8 +171,8 @@ func parsePrefix(r io.Reader) ([]*Entry, error) {
 		if !complete {
 			return errFallback
 		}
-		e := new(Entry)
-		if err := json.Unmarshal(line, e); err != nil {
+		e, err := decodeLine(line)
+		if err != nil {
 			return err
 		}
 		out = append(out, e)
@@ -312,8 +311,8 @@ func parseHashed(line []byte) (*Entry, error) {
 	if hex.EncodeToString(sum.Sum(nil)) != hashVal {
 		return nil, errNonCanonical
 	}
-	e := new(Entry)
-	if err := json.Unmarshal(line, e); err != nil || e.Hash != hashVal {
+	e, err := decodeLine(line)
+	if err != nil || e.Hash != hashVal {
 		return nil, errNonCanonical
 	}
 	return e, nil
