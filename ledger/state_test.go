@@ -272,3 +272,34 @@ func TestParseHashed(t *testing.T) {
 		}
 	}
 }
+
+// Lines removed from or added to the prefix move what the state points at:
+// the gate's read falls back to a full verification and fails.
+func TestReadRelevantPrefixShifted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func([]string) []string
+	}{
+		{"line removed", func(ls []string) []string { return append(ls[:1], ls[2:]...) }},
+		{"line duplicated", func(ls []string) []string { return append(ls[:2], ls[1:]...) }},
+		{"garbage inserted", func(ls []string) []string { return append(ls[:1], append([]string{"{}"}, ls[1:]...)...) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newTestLedger(t)
+			appendN(t, l, "s1", 3)
+			pass := appendKind(t, l, "s1", KindValidatorPass, map[string]any{"claim": "done", "result": "pass"})
+			appendN(t, l, "s1", 3)
+			if _, err := l.ReadVerified("s1"); err != nil {
+				t.Fatal(err)
+			}
+			rewrite(t, l, "s1", tc.edit)
+			full := l.testingOnlyFullReads
+			if _, err := l.ReadRelevant("s1", func([]*Entry) uint64 { return pass.Seq }); err == nil {
+				t.Fatal("ReadRelevant accepted a shifted prefix")
+			}
+			if l.testingOnlyFullReads != full+1 {
+				t.Fatal("no fallback to a full verification")
+			}
+		})
+	}
+}
