@@ -101,7 +101,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		r.Err = fmt.Errorf("open ledger: %w", err)
 		return block(Fail, failReason(ev.SessionID, err), "docket: stop gate cannot read evidence: "+oneLine(err.Error()))
 	}
-	entries, err := l.ReadVerified(ev.SessionID)
+	entries, err := readEvidence(l, ev.SessionID, r.Claims, g.Binding)
 	if err != nil {
 		r.Err = fmt.Errorf("read ledger: %w", err)
 		return block(Fail, failReason(ev.SessionID, err), "docket: stop gate cannot read evidence: "+oneLine(err.Error()))

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -208,5 +210,86 @@ func TestCodexStatusFromRollout(t *testing.T) {
 		if e.Kind != tc.kind || b["failed"] != tc.failed || b["exit_code"] != tc.exit || b["exit_unknown"] != nil || b["tool_kind"] != "shell" {
 			t.Errorf("%s: %s %s", tc.payload, e.Kind, e.Body)
 		}
+	}
+}
+
+// A Bash call that printed the keys (`cat $DOCKET_HOME/keys/hmac.key`, the
+// checkpoint key, their base64) leaves no key bytes in the pack or the
+// ledger, and the entry says what was redacted.
+func TestKeyMaterialIsRedacted(t *testing.T) {
+	h := setupHome(t)
+	hmacFile, err := os.ReadFile(h.HMACKeyPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	skeyFile, err := os.ReadFile(h.CheckpointKeyPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hexKey := strings.TrimSpace(string(hmacFile))
+	raw, _ := hex.DecodeString(hexKey)
+	skey := strings.TrimSpace(string(skeyFile))
+	seedField := skey[strings.LastIndexByte(skey, '+')+1:]
+	for _, tc := range []struct {
+		name, stdout string
+		secrets      []string
+	}{
+		{"hex", string(hmacFile), []string{hexKey}},
+		{"upper hex", strings.ToUpper(hexKey), []string{strings.ToUpper(hexKey)}},
+		{"base64", base64.StdEncoding.EncodeToString(raw) + "\n", []string{base64.StdEncoding.EncodeToString(raw)}},
+		{"checkpoint key", "x" + skey + "y", []string{skey, seedField}},
+		{"both in a long output", strings.Repeat("z", 100_000) + hexKey + strings.Repeat("q", 70_000) + skey, []string{hexKey, skey, seedField}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			session := "redact-" + strings.ReplaceAll(tc.name, " ", "-")
+			payload, _ := json.Marshal(map[string]any{
+				"session_id": session, "hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": "/w",
+				"tool_input":    map[string]any{"command": "cat " + h.HMACKeyPath()},
+				"tool_response": map[string]any{"stdout": tc.stdout, "stderr": "", "interrupted": false},
+			})
+			if err := run(context.Background(), nil, bytes.NewReader(payload), io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			pack, err := os.ReadFile(filepath.Join(h.SessionArtifactsDir(session), ledger.PackName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, err := os.ReadFile(h.LedgerPath(session))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tc.secrets {
+				if bytes.Contains(pack, []byte(s)) || bytes.Contains(line, []byte(s)) {
+					t.Fatalf("key material %.12s… stored", s)
+				}
+			}
+			if bytes.Contains(pack, raw) {
+				t.Fatal("raw key bytes stored")
+			}
+			if !bytes.Contains(pack, []byte(ledger.RedactionMarker)) {
+				t.Fatal("no redaction marker in the pack")
+			}
+			l, _ := ledger.Open(h)
+			es, err := l.ReadVerified(session)
+			if err != nil || len(es) != 1 {
+				t.Fatalf("read: %d entries, %v", len(es), err)
+			}
+			if !strings.Contains(string(es[0].Body), `"redacted":["payload.json","response.json","stdout"]`) {
+				t.Fatalf("body does not record the redaction: %s", es[0].Body)
+			}
+			r, err := l.OpenArtifact(es[0], "stdout")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(r)
+			r.Close()
+			want := tc.stdout
+			for _, s := range tc.secrets {
+				want = strings.ReplaceAll(want, s, ledger.RedactionMarker)
+			}
+			if string(got) != want {
+				t.Fatalf("stdout artifact = %.80q…, want %.80q…", got, want)
+			}
+		})
 	}
 }
