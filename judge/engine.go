@@ -492,7 +492,9 @@ func (e *Engine) enforce(ctx context.Context, d *Decision, ans *hooks.Answer, am
 	if d.Proposal != nil && d.Proposal.Context.SpecFound && d.Proposal.Context.Spec.Validation == policies.ValidateMonitor {
 		readAudit = true
 	}
-	if readAudit {
+	if readAudit && !builtinBlock(d) {
+		// read-audit never lifts the built-in protections: no policy
+		// (judges.md mode, a registry monitor entry) can remove them
 		d.Mode = policies.ModeReadAudit
 		d.EnforcementAction = EnforceAuditBypass
 		return
@@ -527,6 +529,19 @@ func (e *Engine) enforce(ctx context.Context, d *Decision, ans *hooks.Answer, am
 		ans.Decision, ans.Reason = hooks.Deny, "docket: unknown outcome; failing closed"
 		d.EnforcementAction = EnforceDeny
 	}
+}
+
+// builtinBlock reports whether d is a block by a built-in protection.
+func builtinBlock(d *Decision) bool {
+	if d.Outcome != Block {
+		return false
+	}
+	for _, id := range d.RuleIDs {
+		if strings.HasPrefix(id, "builtin:") {
+			return true
+		}
+	}
+	return false
 }
 
 func nonEmpty(a, b string) string {

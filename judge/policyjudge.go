@@ -26,6 +26,10 @@ type PolicySet struct {
 	Version string
 	// Delegates names the delegate judges.md files merged over the floor.
 	Delegates []string
+	// Unapproved, when set, says why the policy files in force are not the
+	// ones a human approved (policies.CheckApproval); the judge then
+	// denies every side-effecting call. It is never cached.
+	Unapproved string
 }
 
 // NewPolicySet assembles a set from parsed parts.
@@ -168,11 +172,14 @@ type PolicyJudge struct {
 // NewPolicyJudge returns a policy judge over set, protecting state root h.
 func NewPolicyJudge(set *PolicySet, h home.Home) *PolicyJudge {
 	uh, _ := os.UserHomeDir()
-	return &PolicyJudge{set: set, prot: Protector{Home: h, UserHome: uh, XDGState: os.Getenv("XDG_STATE_HOME")}}
+	return &PolicyJudge{set: set, prot: Protector{Home: h, UserHome: uh, XDGState: os.Getenv("XDG_STATE_HOME"), Docket: installedDocket(), RealRoot: realPath(h.Root), Unapproved: set.Unapproved}}
 }
 
 // WithProtector replaces the judge's protector (tests pin the user home).
 func (j *PolicyJudge) WithProtector(p Protector) *PolicyJudge {
+	if p.Unapproved == "" {
+		p.Unapproved = j.set.Unapproved
+	}
 	return &PolicyJudge{set: j.set, prot: p}
 }
 
@@ -346,6 +353,18 @@ func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
 			}
 		}
 		return out
+	}
+	var in map[string]any
+	_ = json.Unmarshal(p.Input, &in)
+	for _, v := range in {
+		if s, ok := v.(string); ok && strings.Contains(s, "*** Begin Patch") {
+			for _, w := range PatchPaths(s) {
+				if ap := j.prot.resolve(w, p.Context.Cwd); ap != "" {
+					out = append(out, ap)
+				}
+			}
+			return out
+		}
 	}
 	if p.Action.Target != nil && (p.Tool.Kind == "file" || strings.ContainsAny(*p.Action.Target, "/")) {
 		if ap := j.prot.resolve(*p.Action.Target, p.Context.Cwd); ap != "" {
