@@ -72,10 +72,16 @@ func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	}
 	srcs := append([]policies.Source{tsrc, jsrc}, dels...)
 	version := policies.Version(srcs...)
+	// the approval is checked on every load, never cached
+	unapproved := ""
+	if err := policies.CheckApproval(h); err != nil {
+		unapproved = err.Error()
+	}
 	cache := ""
 	if h.Root != "" {
 		cache = filepath.Join(h.RunDir(), "policy-cache", strings.TrimPrefix(version, "pv1:")+".json")
 		if set := readPolicyCache(cache, version, srcs); set != nil {
+			set.Unapproved = unapproved
 			return set, nil
 		}
 	}
@@ -91,6 +97,7 @@ func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	if cache != "" {
 		writePolicyCache(cache, set)
 	}
+	set.Unapproved = unapproved
 	return set, nil
 }
 
