@@ -260,7 +260,11 @@ func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *De
 		if jm.Outcome == Block && d.RawOutcome == Revise {
 			d.RawOutcome = Revise
 		}
-		d.MemoriesUsed = append(d.MemoriesUsed, jm.MemoriesUsed...)
+		for _, u := range jm.MemoriesUsed {
+			if !hasMemory(d.MemoriesUsed, u.MemoryID) {
+				d.MemoriesUsed = append(d.MemoriesUsed, u)
+			}
+		}
 		cr := js.Classes[p.Action.RiskClass]
 		if d.Outcome == Allow && cr.Human && !jm.AutoApprove {
 			d.Outcome = Escalate
@@ -337,6 +341,10 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 		} else {
 			d.Recall = fmt.Sprintf("ok: %d memories", len(rec.Memories))
 			jc.Policy.Recall = rec
+			// instruction-grade hits bind the policy judge too
+			var uses []MemoryUse
+			jm, uses = ApplyPolicyHits(jm, rec)
+			jm.MemoriesUsed = append(jm.MemoriesUsed, uses...)
 		}
 	}
 	if jm.Outcome == Allow && !jm.AutoApprove && cr.LLM && e.LLM != nil && slicesContainsStr(js.Chain, policies.JudgeLLM) {
@@ -351,7 +359,19 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 			return Judgment{}, err
 		}
 		lj.RuleIDs = append(jm.RuleIDs, lj.RuleIDs...)
+		for _, u := range jm.MemoriesUsed {
+			if !hasMemory(lj.MemoriesUsed, u.MemoryID) {
+				lj.MemoriesUsed = append(lj.MemoriesUsed, u)
+			}
+		}
 		jm = lj
+	} else {
+		// the policy judge decided with every injectable memory in view
+		for _, m := range jc.Policy.Recall.Memories {
+			if m.Injectable() && !hasMemory(jm.MemoriesUsed, m.ID) {
+				jm.MemoriesUsed = append(jm.MemoriesUsed, MemoryUse{MemoryID: m.ID, UsedAs: "background"})
+			}
+		}
 	}
 	d.recalled = jc.Policy.Recall.Memories
 	return jm, nil
@@ -643,12 +663,46 @@ func (e *Engine) record(ctx context.Context, ev *hooks.Event, d *Decision) bool 
 			EnforcementAction: d.EnforcementAction, ReasoningSummary: truncate(d.Reason, 1000), JudgeID: d.JudgeID,
 			PolicyVersion: d.PolicyVersion, ArgumentsDigest: d.ArgumentsHash, ProposalDigest: d.ProposalDigest,
 			MemoryUsed: d.MemoriesUsed, Time: e.now().UTC().Format(time.RFC3339Nano), Provenance: "observed",
+			Lessons: lessons(d), Human: d.EnforcementAction == EnforceApprovalGranted || d.EnforcementAction == EnforceApprovalDenied,
 		})
 		if err != nil {
 			d.Warnings = append(d.Warnings, "store write-back: "+err.Error())
 		}
 	}
 	return recorded
+}
+
+// lessons are the lesson candidates a decision leaves for review: a
+// block, revise or escalation by policy, recall or a model, and a human's
+// answer to an approval. Built-in protections and judge failures teach
+// nothing new, and a decision that followed a confirmed lesson does not
+// propose it again.
+func lessons(d *Decision) []string {
+	if d.Proposal == nil || d.FailureKind != "" || builtinBlock(d) {
+		return nil
+	}
+	for _, id := range d.RuleIDs {
+		if strings.HasPrefix(id, "memory:") {
+			return nil
+		}
+	}
+	what := truncate(d.Proposal.Action.Description, 200)
+	why := nonEmpty(d.RequiredRevision, d.Reason)
+	why, _, _ = strings.Cut(why, " — precedent [")
+	why = truncate(why, 300)
+	switch {
+	case d.EnforcementAction == EnforceApprovalGranted:
+		return []string{fmt.Sprintf("A human approved %s (%s): %s", what, d.RiskClass, why)}
+	case d.EnforcementAction == EnforceApprovalDenied:
+		return []string{fmt.Sprintf("A human denied %s (%s): %s", what, d.RiskClass, why)}
+	case d.Outcome == Block:
+		return []string{fmt.Sprintf("Do not run %s (%s): %s", what, d.RiskClass, why)}
+	case d.Outcome == Revise:
+		return []string{fmt.Sprintf("Revise %s (%s) before it runs: %s", what, d.RiskClass, why)}
+	case d.Outcome == Escalate:
+		return []string{fmt.Sprintf("Ask a human before %s (%s): %s", what, d.RiskClass, why)}
+	}
+	return nil
 }
 
 // jc0 returns the rule ids of a judgment that matched a policy rule.

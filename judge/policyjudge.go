@@ -428,3 +428,58 @@ func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[s
 	}
 	return true
 }
+
+// outcomeRank orders outcomes by strictness.
+func outcomeRank(o Outcome) int {
+	switch o {
+	case Revise:
+		return 1
+	case Escalate:
+		return 2
+	case Block:
+		return 3
+	}
+	return 0
+}
+
+// ApplyPolicyHits folds the recall's instruction-grade policy hits (human
+// confirmed lessons and constraints) into the policy judge's judgment. A
+// hit can only make the outcome stricter — block > escalate (and
+// human_review) > revise > allow — so a confirmed "allow" lesson never
+// relaxes a built-in protection, a policy rule or a class policy. A hit
+// whose memory is not instruction-grade in rec is ignored. It returns the
+// judgment and the uses of every hit it considered.
+func ApplyPolicyHits(jm Judgment, rec Recall) (Judgment, []MemoryUse) {
+	var uses []MemoryUse
+	for _, h := range rec.PolicyHits {
+		var m *Memory
+		for i := range rec.Memories {
+			if rec.Memories[i].ID == h.PolicyID {
+				m = &rec.Memories[i]
+				break
+			}
+		}
+		if m == nil || !m.Injectable() || m.UsedAs() != "instruction" {
+			continue
+		}
+		uses = append(uses, MemoryUse{MemoryID: h.PolicyID, UsedAs: "instruction"})
+		want := Outcome(h.RequiredBehavior)
+		if h.RequiredBehavior == "human_review" {
+			want = Escalate
+		}
+		if outcomeRank(want) <= outcomeRank(jm.Outcome) {
+			continue
+		}
+		summary := truncate(nonEmpty(h.Summary, m.Summary), 300)
+		jm.Outcome = want
+		jm.AutoApprove = false
+		jm.Amendment = nil
+		jm.RuleIDs = append(jm.RuleIDs, "memory:"+h.PolicyID)
+		jm.Reason = fmt.Sprintf("a confirmed lesson [%s] requires %s: %s", h.PolicyID, h.RequiredBehavior, summary)
+		jm.RequiredRevision = ""
+		if want == Revise {
+			jm.RequiredRevision = summary
+		}
+	}
+	return jm, uses
+}
