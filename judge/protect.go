@@ -105,6 +105,15 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 		}
 		return pr.checkApproved(p)
 	}
+	// a tool the registry does not know as a shell but that carries a
+	// command line (another runtime's shell tool, an MCP runner) is
+	// protected as one
+	if cmd, ok := in["command"].(string); ok && cmd != "" && !strings.Contains(cmd, "*** Begin Patch") {
+		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
+		if v := pr.checkShell(cmd, &cc, p.Context.Cwd); v != nil {
+			return v
+		}
+	}
 	writes := p.Context.Spec.Writes || p.Tool.Kind == "file_write" || p.Tool.Kind == "file_edit" || p.Tool.Kind == "patch"
 	recursive := p.Tool.Name == "Grep" || p.Tool.Name == "Glob" || p.Tool.Kind == "search"
 	for _, f := range []string{"file_path", "notebook_path", "path", "absolute_path", "dir_path", "pattern", "directory", "filename", "dir"} {

@@ -228,12 +228,9 @@ func TestUnapprovedPolicyDenies(t *testing.T) {
 }
 
 func TestPatchPaths(t *testing.T) {
-	b, err := os.ReadFile("../testdata/realdata/captured/codex-PreToolUse-apply_patch.json")
+	b, err := os.ReadFile("testdata/captured/codex-PreToolUse-apply_patch.json")
 	if err != nil {
-		b, err = os.ReadFile("/work/shared/realdata/captured/codex-PreToolUse-apply_patch.json")
-		if err != nil {
-			t.Skip("no captured apply_patch payload")
-		}
+		t.Fatal(err)
 	}
 	var p struct {
 		ToolInput struct{ Command string } `json:"tool_input"`
@@ -247,5 +244,26 @@ func TestPatchPaths(t *testing.T) {
 	got := PatchPaths("*** Begin Patch\r\n*** Add File: a/b.go\r\n+x\r\n*** Update File: c.go\n*** Move to: d.go\n*** Delete File: e.go\n*** End Patch")
 	if strings.Join(got, ",") != "a/b.go,c.go,d.go,e.go" {
 		t.Errorf("paths %q", got)
+	}
+}
+
+// Gemini's run_shell_command (captured from the real CLI) read the key
+// through a relative path while the tool was unknown to the registry:
+// a command line is protected as a shell line whatever the tool's name.
+func TestUnknownShellToolProtected(t *testing.T) {
+	b, err := os.ReadFile("testdata/captured/gemini-BeforeTool-relative-key-read-allowed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := hooks.Decode(b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := home.At("/home/dev/runs/g4/dh")
+	e := &Engine{Home: h, Protector: &Protector{Home: h, UserHome: "/home/dev"}}
+	e.SetPolicy(defaultSet(t))
+	a, d := e.Decide(context.Background(), ev)
+	if a.Decision != hooks.Deny || builtinRule(d) != ProtectKeys {
+		t.Errorf("%s %q: %q %v %q", ev.ToolName, ev.ToolInput, a.Decision, d.RuleIDs, d.Reason)
 	}
 }
