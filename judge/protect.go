@@ -103,7 +103,7 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 		if v := pr.checkShell(cmd, p.Context.Shell, p.Context.Cwd); v != nil {
 			return v
 		}
-		return pr.checkApproved(p)
+		return pr.checkApproved(p, in)
 	}
 	// a tool the registry does not know as a shell but that carries a
 	// command line (another runtime's shell tool, an MCP runner) is
@@ -138,13 +138,25 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 			return &Violation{ProtectStateWrite, "the tool input names docket's state root (" + pr.Home.Root + "); tools may not touch it"}
 		}
 	}
-	return pr.checkApproved(p)
+	return pr.checkApproved(p, in)
 }
 
 // checkApproved denies side-effecting calls while the policy in force is
 // not the approved one.
-func (pr Protector) checkApproved(p *ActionProposal) *Violation {
-	if pr.Unapproved == "" || p.Action.RiskClass == policies.ReadOnly {
+//
+// The registry that would call a tool read-only is itself unapproved, so
+// read-only here is decided without it: shell lines by the classifier,
+// other tools by name.
+func (pr Protector) checkApproved(p *ActionProposal, in map[string]any) *Violation {
+	if pr.Unapproved == "" {
+		return nil
+	}
+	sh := p.Context.Shell
+	if cmd, ok := in["command"].(string); sh == nil && ok {
+		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
+		sh = &cc
+	}
+	if sh != nil && sh.Class == policies.ReadOnly || sh == nil && readOnlyTools[p.Tool.Name] {
 		return nil
 	}
 	return &Violation{ProtectUnapproved, "docket's policy is not the one a human approved (" + pr.Unapproved + "); side-effecting calls are refused until the user runs `docket policy approve` in a terminal"}
@@ -303,6 +315,9 @@ func pathWords(s Segment) []string {
 	out = append(out, s.Redirects...)
 	return append(out, s.Inputs...)
 }
+
+// readOnlyTools are the runtimes' built-in tools that only read.
+var readOnlyTools = set("Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep")
 
 var destructiveCommands = map[string]bool{"rm": true, "rmdir": true, "shred": true, "mv": true, "chmod": true, "chown": true, "chgrp": true, "dd": true, "find": true, "rsync": true, "truncate": true, "srm": true, "trash": true}
 

@@ -267,3 +267,37 @@ func TestUnknownShellToolProtected(t *testing.T) {
 		t.Errorf("%s %q: %q %v %q", ev.ToolName, ev.ToolInput, a.Decision, d.RuleIDs, d.Reason)
 	}
 }
+
+// An unapproved tools.yaml that calls everything read-only does not
+// open the door: read-only is decided without the registry.
+func TestUnapprovedRegistryNotTrusted(t *testing.T) {
+	tools, err := policies.ParseTools(policies.Source{Origin: "t", Data: []byte(`schema: docket.tools.v1
+tools:
+  - {tool: "*", risk: read_only, execution: auto}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := newRealFS(t)
+	base := defaultSet(t)
+	set := NewPolicySet(tools, base.Sources[0], base.Judges)
+	set.Unapproved = "policies/tools.yaml changed"
+	e := &Engine{Home: fs.h}
+	e.SetPolicy(set)
+	for _, tc := range []struct {
+		tool  string
+		input any
+		deny  bool
+	}{
+		{"Write", map[string]any{"file_path": filepath.Join(fs.proj, "x.go"), "content": "x"}, true},
+		{"Bash", map[string]any{"command": "git push origin main"}, true},
+		{"mcp__slack__post", map[string]any{"text": "hi"}, true},
+		{"Bash", map[string]any{"command": "ls -la"}, false},
+		{"Read", map[string]any{"file_path": filepath.Join(fs.proj, "main.go")}, false},
+	} {
+		a, d := e.Decide(context.Background(), fs.ev(tc.tool, tc.input))
+		if (a.Decision == hooks.Deny) != tc.deny || tc.deny && builtinRule(d) != ProtectUnapproved {
+			t.Errorf("%s %v: %q %v", tc.tool, tc.input, a.Decision, d.RuleIDs)
+		}
+	}
+}
