@@ -165,9 +165,20 @@ func (pr Protector) checkApproved(p *ActionProposal, in map[string]any) *Violati
 // checkWord resolves one path-like word and checks every path it may
 // name: as written, its glob matches, and each with symlinks resolved.
 func (pr Protector) checkWord(w, cwd string, writes, recursive bool) *Violation {
+	if alts := braceExpand(w, 64); len(alts) > 1 {
+		for _, a := range alts {
+			if v := pr.checkWord(a, cwd, writes, recursive); v != nil {
+				return v
+			}
+		}
+		return nil
+	}
 	x := pr.expand(w)
 	if x == "" {
 		return nil
+	}
+	if strings.ContainsRune(cwd, unknownMark) && !filepath.IsAbs(x) && x[0] != unknownMark {
+		x = string(unknownMark) + "/" + x
 	}
 	if strings.ContainsRune(x, unknownMark) || hasGlob(x) {
 		pat := x
@@ -359,7 +370,15 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 		if name == "cd" || name == "pushd" {
 			// follow the line's own cds, with ~ and variables expanded
 			if len(s.Argv) > 1 {
-				dir = pr.resolve(pr.expand(s.Argv[len(s.Argv)-1]), dir)
+				t := pr.expand(s.Argv[len(s.Argv)-1])
+				switch {
+				case strings.ContainsRune(t, unknownMark) || strings.ContainsRune(dir, unknownMark) && !filepath.IsAbs(t):
+					// a directory we cannot know: what follows is
+					// judged as a pattern below an unknown prefix
+					dir = string(unknownMark)
+				default:
+					dir = pr.resolve(t, dir)
+				}
 			} else {
 				dir = pr.UserHome
 			}

@@ -453,3 +453,65 @@ func humanOnlyDocket(argv []string) string {
 	}
 	return ""
 }
+
+// braceExpand expands the shell's brace alternatives ({a,b}, nested) of
+// w, up to limit words; w alone when it has none. Sequences ({1..3}) are
+// left as they are.
+func braceExpand(w string, limit int) []string {
+	open := -1
+	depth := 0
+	for i := 0; i < len(w); i++ {
+		switch w[i] {
+		case '{':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case '}':
+			if depth == 0 {
+				continue
+			}
+			depth--
+			if depth != 0 {
+				continue
+			}
+			body := w[open+1 : i]
+			parts := splitTop(body)
+			if len(parts) < 2 {
+				open = -1
+				continue
+			}
+			var out []string
+			for _, p := range parts {
+				for _, rest := range braceExpand(w[:open]+p+w[i+1:], limit) {
+					if len(out) >= limit {
+						return out
+					}
+					out = append(out, rest)
+				}
+			}
+			return out
+		}
+	}
+	return []string{w}
+}
+
+// splitTop splits s at the commas outside nested braces.
+func splitTop(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}

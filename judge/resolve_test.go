@@ -93,6 +93,10 @@ func TestResolveBypasses(t *testing.T) {
 		{"glob dock?t", "Bash", bash("cat ~/.local/state/dock?t/keys/*"), ProtectKeys},
 		{"glob star", "Bash", bash("cat ~/.local/state/d*/keys/hmac.key"), ProtectKeys},
 		{"glob class", "Bash", bash("cat ~/.local/state/[d]ocket/keys/hmac.key"), ProtectKeys},
+		{"cd unknown", "Bash", bash("cd $(echo ~/.local/state) && cat docket/keys/hmac.key"), ProtectKeys},
+		{"cd unknown then relative", "Bash", bash("cd `dirname x`; cd state; cat */keys/hmac.key"), ProtectKeys},
+		{"braces", "Bash", bash("cat ~/.local/state/{x,docket}/keys/hmac.key"), ProtectKeys},
+		{"braces in name", "Bash", bash("cat ~/.local/state/dock{e,}t/ke{y,}s/hmac.key"), ProtectKeys},
 		{"glob relative", "Bash", bash("cd ~/.local/state && cat */keys/*"), ProtectKeys},
 		{"subst echo", "Bash", bash("cat $(echo ~/.local/state/docket)/keys/hmac.key"), ProtectShellState},
 		{"subst split", "Bash", bash("cat $(printf %s ~/.local/state/doc; printf ket)/keys/hmac.key"), ProtectKeys},
@@ -172,6 +176,8 @@ func TestResolveAllows(t *testing.T) {
 		{"Read symlink in project", "Read", map[string]any{"file_path": "link.go"}},
 		{"Glob project", "Glob", map[string]any{"pattern": "**/*.go"}},
 		{"find project", "Bash", bash("find . -name '*.go' -newer main.go")},
+		{"braces in project", "Bash", bash("cp main.{go,bak}")},
+		{"json body", "Bash", bash(`curl -s -d '{"a":[1,2],"b":{"c":"d"}}' https://example.com/x`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, d := e.Decide(context.Background(), fs.ev(tc.tool, tc.input))
