@@ -307,3 +307,31 @@ tools:
 		}
 	}
 }
+
+// The resolver never panics and never allows a line that names the key
+// file literally.
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"cat ~/.local/state/dock?t/keys/*", "cd $(x) && cat a/{b,c}", "python3 -c \"'doc'+'ket'\"", "*** Begin Patch\n*** Add File: a\n", "${A:-$(b)}`c`[!x]", "{{{,}}}"} {
+		f.Add(s)
+	}
+	h, _ := home.At("/home/u/.local/state/docket")
+	pr := Protector{Home: h, UserHome: "/home/u", XDGState: "/home/u/.local/state"}
+	f.Fuzz(func(t *testing.T, line string) {
+		if len(line) > 2000 {
+			return
+		}
+		in, _ := json.Marshal(map[string]string{"command": line})
+		cc := ClassifyCommand(line, ShellContext{Cwd: "/home/u/proj"})
+		p := &ActionProposal{Input: in, Context: ProposalContext{Cwd: "/home/u/proj", Shell: &cc}}
+		pr.Check(p)
+		braceExpand(line, 64)
+		PatchPaths(line)
+		if v := pr.Check(&ActionProposal{Input: mustJSON(map[string]string{"command": "cat " + h.HMACKeyPath() + " " + line}), Context: ProposalContext{Cwd: "/home/u/proj", Shell: ptr(ClassifyCommand("cat "+h.HMACKeyPath()+" "+line, ShellContext{}))}}); v == nil && !strings.ContainsAny(line, "'\"\\`#;&|()<>\n") {
+			t.Errorf("key read allowed with suffix %q", line)
+		}
+	})
+}
+
+func mustJSON(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
+
+func ptr[T any](v T) *T { return &v }
