@@ -57,6 +57,8 @@ type Protector struct {
 	// RealRoot is the state root with symlinks resolved; Check computes
 	// it when empty.
 	RealRoot string
+	// memo caches lstat answers within one Check.
+	memo *lstatMemo
 	// Unapproved, when set, is why the policy in force is not the
 	// approved one: side-effecting calls are denied with the fix.
 	Unapproved string
@@ -87,8 +89,9 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 	if pr.Home.Root == "" {
 		return nil
 	}
+	pr.memo = &lstatMemo{}
 	if pr.RealRoot == "" {
-		pr.RealRoot = realPath(pr.Home.Root)
+		pr.RealRoot = pr.memo.realPath(pr.Home.Root)
 	}
 	var in map[string]any
 	_ = json.Unmarshal(p.Input, &in)
@@ -209,7 +212,21 @@ func (pr Protector) checkWord(w, cwd string, writes, recursive bool) *Violation 
 	if ap == "" {
 		return nil
 	}
-	return pr.checkResolved(ap, writes, recursive)
+	// the unclean path resolves ".." physically, after symlinks
+	raw := x
+	if !filepath.IsAbs(raw) {
+		raw = cwd + "/" + raw
+	}
+	if v := pr.checkPath(ap, writes, recursive); v != nil {
+		return v
+	}
+	if rp := pr.memo.realPath(raw); rp != ap {
+		if v := pr.checkPath(rp, writes, recursive); v != nil {
+			v.Reason += " (" + w + " resolves to " + rp + ")"
+			return v
+		}
+	}
+	return nil
 }
 
 // checkResolved checks an absolute path as written and with symlinks
@@ -218,7 +235,7 @@ func (pr Protector) checkResolved(ap string, writes, recursive bool) *Violation 
 	if v := pr.checkPath(ap, writes, recursive); v != nil {
 		return v
 	}
-	if rp := realPath(ap); rp != ap {
+	if rp := pr.memo.realPath(ap); rp != ap {
 		if v := pr.checkPath(rp, writes, recursive); v != nil {
 			v.Reason += " (" + ap + " resolves to " + rp + ")"
 			return v

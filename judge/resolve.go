@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,33 +195,87 @@ func globRegexp(pat string) (*regexp.Regexp, error) {
 	return regexp.Compile(b.String())
 }
 
-// realPath resolves the symlinks of the longest existing prefix of p
-// and appends the rest; p itself when nothing resolves.
-func realPath(p string) string {
+// realPath resolves p against the filesystem as the kernel would: each
+// existing component in turn, symlinks followed (".." after a symlink is
+// its target's parent), the part from the first missing component on
+// appended as written. One lstat per component; p itself when it is not
+// absolute or the links loop.
+func realPath(p string) string { return (*lstatMemo)(nil).realPath(p) }
+
+// lstatMemo remembers lstat answers for one Check, so the words of one
+// command line do not stat the same directories again.
+type lstatMemo struct{ m map[string]lstatAnswer }
+
+type lstatAnswer struct {
+	ok   bool
+	link string // the symlink's target, "" when not a symlink
+}
+
+func (c *lstatMemo) lstat(p string) lstatAnswer {
+	if c != nil {
+		if a, ok := c.m[p]; ok {
+			return a
+		}
+	}
+	var a lstatAnswer
+	if st, err := os.Lstat(p); err == nil {
+		a.ok = true
+		if st.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(p); err == nil && t != "" {
+				a.link = t
+			} else {
+				a.ok = false
+			}
+		}
+	}
+	if c != nil {
+		if c.m == nil {
+			c.m = map[string]lstatAnswer{}
+		}
+		if len(c.m) < 4096 {
+			c.m[p] = a
+		}
+	}
+	return a
+}
+
+func (c *lstatMemo) realPath(p string) string {
 	if p == "" || !filepath.IsAbs(p) {
 		return p
 	}
-	rest := ""
-	cur := p
-	for i := 0; i < 64; i++ {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			if rest == "" {
-				return r
-			}
-			return filepath.Join(r, rest)
+	rest := strings.Split(p[1:], "/")
+	resolved := "/"
+	hops := 0
+	for i := 0; i < len(rest); i++ {
+		comp := rest[i]
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
 		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
+		next := filepath.Join(resolved, comp)
+		a := c.lstat(next)
+		if !a.ok {
+			return filepath.Join(append([]string{next}, rest[i+1:]...)...)
 		}
-		if rest == "" {
-			rest = filepath.Base(cur)
-		} else {
-			rest = filepath.Join(filepath.Base(cur), rest)
+		if a.link == "" {
+			resolved = next
+			continue
 		}
-		cur = parent
+		if hops++; hops > 40 {
+			return filepath.Clean(p)
+		}
+		t := a.link
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(resolved, t)
+		}
+		rest = append(strings.Split(strings.TrimPrefix(filepath.Clean(t), "/"), "/"), rest[i+1:]...)
+		resolved = "/"
+		i = -1
 	}
-	return p
+	return resolved
 }
 
 // interpreters run inline code; version suffixes (python3.12) are

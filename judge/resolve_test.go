@@ -80,6 +80,11 @@ func TestResolveBypasses(t *testing.T) {
 	if err := os.Symlink(fs.h.Root, rootLink); err != nil {
 		t.Fatal(err)
 	}
+	os.MkdirAll(filepath.Join(fs.h.KeysDir(), "sub"), 0o700)
+	subLink := filepath.Join(fs.tmp, "sub")
+	if err := os.Symlink(filepath.Join(fs.h.KeysDir(), "sub"), subLink); err != nil {
+		t.Fatal(err)
+	}
 	state := fs.h.Root
 	bash := func(c string) map[string]any { return map[string]any{"command": c} }
 	patch := func(body string) map[string]any {
@@ -116,6 +121,8 @@ func TestResolveBypasses(t *testing.T) {
 		{"make the link", "Bash", bash("ln -s $DOCKET_HOME/keys /tmp/k"), ProtectShellState},
 		{"make the link by glob", "Bash", bash("ln -s ~/.local/state/dock?t/keys /tmp/k"), ProtectKeys},
 		{"Read through link", "Read", map[string]any{"file_path": filepath.Join(link, "hmac.key")}, ProtectKeys},
+		{"dotdot after link", "Bash", bash("cat " + subLink + "/../hmac.key"), ProtectKeys},
+		{"Read dotdot after link", "Read", map[string]any{"file_path": subLink + "/../hmac.key"}, ProtectKeys},
 		{"cat through link", "Bash", bash("cat " + filepath.Join(link, "hmac.key")), ProtectKeys},
 		{"Grep through link", "Grep", map[string]any{"pattern": "x", "path": link}, ProtectKeys},
 		{"Read ledger via root link", "Read", map[string]any{"file_path": "st/ledger/s.jsonl"}, ProtectStateRead},
@@ -335,3 +342,24 @@ func FuzzResolve(f *testing.F) {
 func mustJSON(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestRealPath(t *testing.T) {
+	tmp := t.TempDir()
+	tmp = realPath(tmp)
+	os.MkdirAll(filepath.Join(tmp, "state", "keys", "sub"), 0o700)
+	os.Symlink(filepath.Join(tmp, "state", "keys", "sub"), filepath.Join(tmp, "l"))
+	os.Symlink("state/keys", filepath.Join(tmp, "rel"))
+	os.Symlink("loop", filepath.Join(tmp, "loop"))
+	for _, tc := range []struct{ in, want string }{
+		{filepath.Join(tmp, "l", "x"), filepath.Join(tmp, "state", "keys", "sub", "x")},
+		{tmp + "/l/../hmac.key", filepath.Join(tmp, "state", "keys", "hmac.key")},
+		{filepath.Join(tmp, "rel", "hmac.key"), filepath.Join(tmp, "state", "keys", "hmac.key")},
+		{filepath.Join(tmp, "missing", "a", "b"), filepath.Join(tmp, "missing", "a", "b")},
+		{filepath.Join(tmp, "loop", "x"), filepath.Join(tmp, "loop", "x")},
+		{"relative/x", "relative/x"},
+	} {
+		if got := realPath(tc.in); got != tc.want {
+			t.Errorf("realPath(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
