@@ -119,6 +119,11 @@ type Engine struct {
 	Now         func() time.Time
 	// Protector overrides the policy judge's protector (tests).
 	Protector *Protector
+	// RecheckApproval checks the policy approval (policies.CheckApproval)
+	// on every decision instead of once at load: for a long-running
+	// engine (docket serve), whose files may be approved or changed after
+	// it loaded them. It costs a few small file reads per decision.
+	RecheckApproval bool
 
 	state atomic.Pointer[engineState]
 
@@ -183,6 +188,19 @@ func (e *Engine) recall(ctx context.Context) (Recaller, error) {
 func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *Decision) {
 	start := e.now()
 	st := e.state.Load()
+	if e.RecheckApproval {
+		// a long-running engine sees an approval (or a change) made since
+		// its policy was loaded
+		why := ""
+		if err := policies.CheckApproval(e.Home); err != nil {
+			why = err.Error()
+		}
+		if why != st.policy.prot.Unapproved {
+			prot := st.policy.prot
+			prot.Unapproved = why
+			st = &engineState{set: st.set, policy: &PolicyJudge{set: st.set, prot: prot}, err: st.err}
+		}
+	}
 	set := st.set
 	js := set.Judges
 	d := &Decision{Mode: js.Mode, PolicyVersion: set.Version, CostSource: "judge", Cost: Cost{Source: "judge"}, MemoriesUsed: []MemoryUse{}, Recall: "not_needed", SideChannel: SideChannelMissing}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
@@ -361,5 +362,33 @@ func TestRealPath(t *testing.T) {
 		if got := realPath(tc.in); got != tc.want {
 			t.Errorf("realPath(%s) = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A long-running engine (RecheckApproval) follows approvals and changes
+// made after it loaded its policy.
+func TestRecheckApproval(t *testing.T) {
+	fs := newRealFS(t)
+	if err := os.WriteFile(fs.h.HMACKeyPath(), []byte("k"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	e := fs.engine(t, "")
+	e.RecheckApproval = true
+	build := fs.ev("Bash", map[string]any{"command": "go build ./..."})
+	if _, d := e.Decide(context.Background(), build); builtinRule(d) != "" {
+		t.Fatalf("approved defaults denied: %v", d.RuleIDs)
+	}
+	judges := filepath.Join(fs.h.PoliciesDir(), policies.JudgesFile)
+	if err := os.WriteFile(judges, []byte("---\nschema: docket.judges.v1\nmode: read_audit\n---\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if a, d := e.Decide(context.Background(), build); a.Decision != hooks.Deny || builtinRule(d) != ProtectUnapproved {
+		t.Fatalf("changed policy not noticed: %q %v", a.Decision, d.RuleIDs)
+	}
+	if _, err := policies.Approve(fs.h, "ana", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, d := e.Decide(context.Background(), build); builtinRule(d) != "" {
+		t.Errorf("approval not noticed: %v", d.RuleIDs)
 	}
 }
