@@ -325,6 +325,17 @@ func (pr Protector) codeMentionsState(code string) bool {
 		}
 	}
 	for _, h := range pr.roots() {
+		// the state root's parent as written from home (".local/state")
+		// with one of the protected parts: the name itself may be globbed
+		if pr.UserHome != "" {
+			if rel, ok := strings.CutPrefix(filepath.Dir(h.Root), pr.UserHome+"/"); ok && len(squash(rel)) >= 6 && strings.Contains(sq, squash(rel)) {
+				for _, part := range []string{"keys", "hmac", "ledger", "artifacts"} {
+					if strings.Contains(sq, part) {
+						return true
+					}
+				}
+			}
+		}
 		base := squash(filepath.Base(h.Root))
 		if len(base) < 3 || !strings.Contains(sq, base) {
 			continue

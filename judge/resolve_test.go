@@ -117,6 +117,7 @@ func TestResolveBypasses(t *testing.T) {
 		{"node env", "Bash", bash(`node -e "console.log(require('fs').readFileSync(process.env.DOCKET_HOME+'/keys/x'))"`), ProtectShellState},
 		{"perl ENV", "Bash", bash(`perl -e 'open F, "$ENV{HOME}/.local/state/docket/ledger/s.jsonl"; print <F>'`), ProtectShellState},
 		{"ruby", "Bash", bash(`ruby -e 'puts File.read(Dir.home + "/.local/state/" + "doc" + "ket/keys/hm" + "ac.key")'`), ProtectShellState},
+		{"python glob", "Bash", bash(`python3 -c "import glob; print(open(glob.glob('/home/*/.local/state/*/keys/*')[0]).read())"`), ProtectShellState},
 		{"heredoc", "Bash", bash("python3 <<'EOF'\nprint(open('" + fs.user + "/.local/state/do'+'cket/keys/hm'+'ac.key').read())\nEOF"), ProtectShellState},
 		{"here-string", "Bash", bash(`python3 - <<< "print(open('/x/doc'+'ket/ke'+'ys/a'))"`), ProtectShellState},
 		{"make the link", "Bash", bash("ln -s $DOCKET_HOME/keys /tmp/k"), ProtectShellState},
