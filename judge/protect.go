@@ -134,6 +134,16 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 			return v
 		}
 	}
+	for _, f := range []string{"paths", "file_paths", "absolute_paths"} {
+		list, _ := in[f].([]any)
+		for _, v := range list {
+			if s, ok := v.(string); ok && s != "" {
+				if v := pr.checkWord(s, p.Context.Cwd, writes, recursive); v != nil {
+					return v
+				}
+			}
+		}
+	}
 	// Any other tool (MCP servers included) that names the state root in
 	// its input is denied: we cannot know what it does with the path.
 	if !p.Context.SpecFound || p.Tool.Kind == "api" {

@@ -131,6 +131,7 @@ func TestResolveBypasses(t *testing.T) {
 		{"Write via root link", "Write", map[string]any{"file_path": filepath.Join(rootLink, "policies", "judges.md"), "content": "mode: read_audit"}, ProtectStateWrite},
 		{"Edit via root link", "Edit", map[string]any{"file_path": "st/policies/tools.yaml", "old_string": "a", "new_string": "b"}, ProtectStateWrite},
 		{"Glob into keys", "Glob", map[string]any{"pattern": filepath.Join(fs.user, ".local/state/*/keys/*")}, ProtectKeys},
+		{"read_many_files through link", "read_many_files", map[string]any{"paths": []any{"README.md", filepath.Join(link, "*")}}, ProtectKeys},
 		{"token file", "Read", map[string]any{"file_path": filepath.Join(state, "tokens", "t1")}, ProtectStateRead},
 		{"fake docket approves", "Bash", bash("./docket approvals approve apr_1"), ProtectFakeDocket},
 		{"fake docket abs", "Bash", bash("/tmp/bin/docket review confirm rev_1 --as instruction"), ProtectFakeDocket},
