@@ -241,6 +241,27 @@ func (pr Protector) checkWord(w, cwd string, writes, recursive bool) *Violation 
 	return nil
 }
 
+// globReachesRoot reports a recursive command whose glob could name a
+// directory above the state root (other than the top-level ones the
+// destructive rule judges): it would reach the keys.
+func (pr Protector) globReachesRoot(pat string, top map[string]bool) *Violation {
+	if !filepath.IsAbs(pat) {
+		return nil
+	}
+	re, err := globRegexp(pat)
+	if err != nil {
+		return nil
+	}
+	for _, h := range pr.roots() {
+		for d := h.Root; d != "/" && d != "."; d = filepath.Dir(d) {
+			if !top[d] && re.MatchString(d) {
+				return &Violation{ProtectShellState, "a recursive command over " + pat + " could reach docket's state root through " + d + "; narrow the path"}
+			}
+		}
+	}
+	return nil
+}
+
 func globSegments(pat string) int {
 	n := 0
 	for _, seg := range strings.Split(pat, "/") {
@@ -464,6 +485,15 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 					}
 				}
 				return &Violation{ProtectDestructive, name + " on " + ap + " would destroy the filesystem root or home; name the exact files instead"}
+			}
+			if recursive && glob {
+				pat := x
+				if !filepath.IsAbs(pat) && filepath.IsAbs(dir) {
+					pat = filepath.Join(dir, pat)
+				}
+				if v := pr.globReachesRoot(pat, top); v != nil {
+					return v
+				}
 			}
 		}
 	}

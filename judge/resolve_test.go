@@ -101,6 +101,8 @@ func TestResolveBypasses(t *testing.T) {
 		{"glob class", "Bash", bash("cat ~/.local/state/[d]ocket/keys/hmac.key"), ProtectKeys},
 		{"cd unknown", "Bash", bash("cd $(echo ~/.local/state) && cat docket/keys/hmac.key"), ProtectKeys},
 		{"cd unknown then relative", "Bash", bash("cd `dirname x`; cd state; cat */keys/hmac.key"), ProtectKeys},
+		{"recursive glob above root", "Bash", bash("cp -r ~/.local/st* /tmp/x"), ProtectKeys},
+		{"recursive glob relative", "Bash", bash("cd ~/.local && tar czf /tmp/x.tgz s*"), ProtectKeys},
 		{"braces", "Bash", bash("cat ~/.local/state/{x,docket}/keys/hmac.key"), ProtectKeys},
 		{"braces in name", "Bash", bash("cat ~/.local/state/dock{e,}t/ke{y,}s/hmac.key"), ProtectKeys},
 		{"glob relative", "Bash", bash("cd ~/.local/state && cat */keys/*"), ProtectKeys},
@@ -187,6 +189,7 @@ func TestResolveAllows(t *testing.T) {
 		{"Glob project", "Glob", map[string]any{"pattern": "**/*.go"}},
 		{"find project", "Bash", bash("find . -name '*.go' -newer main.go")},
 		{"braces in project", "Bash", bash("cp main.{go,bak}")},
+		{"recursive glob in project", "Bash", bash("grep -rn TODO *.go internal/*")},
 		{"json body", "Bash", bash(`curl -s -d '{"a":[1,2],"b":{"c":"d"}}' https://example.com/x`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
