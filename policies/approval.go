@@ -88,6 +88,17 @@ func PolicyFiles(h home.Home) ([]PolicyFile, error) {
 	if r, err := filepath.EvalSymlinks(h.Root); err == nil {
 		realRoot = r
 	}
+	hr := home.Home{Root: realRoot}
+	outside := func(p string) bool { return !hr.Contains(p) && !h.Contains(p) }
+	// a directory that is itself a symlink leading out makes every file in
+	// it a finding
+	realDir := map[string]string{}
+	for _, d := range []string{h.PoliciesDir(), h.ValidatorsDir()} {
+		realDir[d] = d
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			realDir[d] = r
+		}
+	}
 	add := func(dir, rel, name string) error {
 		p := filepath.Join(dir, name)
 		st, err := os.Lstat(p)
@@ -97,7 +108,11 @@ func PolicyFiles(h home.Home) ([]PolicyFile, error) {
 		if err != nil {
 			return fmt.Errorf("stat policy %s: %w", p, err)
 		}
-		f := PolicyFile{Name: rel + "/" + name, Path: p, Real: p}
+		f := PolicyFile{Name: rel + "/" + name, Path: p, Real: filepath.Join(realDir[dir], name)}
+		if f.Real != p {
+			f.Symlink = true
+			f.Outside = outside(f.Real)
+		}
 		if st.Mode()&fs.ModeSymlink != 0 {
 			f.Symlink = true
 			r, err := filepath.EvalSymlinks(p)
@@ -105,8 +120,7 @@ func PolicyFiles(h home.Home) ([]PolicyFile, error) {
 				return fmt.Errorf("resolve policy symlink %s: %w", p, err)
 			}
 			f.Real = r
-			hr := home.Home{Root: realRoot}
-			f.Outside = !hr.Contains(r) && !h.Contains(r)
+			f.Outside = outside(r)
 		} else if st.IsDir() {
 			return nil
 		}

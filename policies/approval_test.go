@@ -109,6 +109,15 @@ func TestApprovalDetectsChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "symlink leading outside the state root"},
+		{"policies dir linked outside", func(t *testing.T, h home.Home) {
+			out := filepath.Join(filepath.Dir(h.Root), "dotfiles")
+			if err := os.Rename(h.PoliciesDir(), out); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, h.PoliciesDir()); err != nil {
+				t.Fatal(err)
+			}
+		}, "symlink leading outside the state root"},
 		{"forged record", func(t *testing.T, h home.Home) {
 			write(t, judges(h), "---\nschema: docket.judges.v1\nmode: read_audit\n---\n")
 			b, _ := os.ReadFile(ApprovalPath(h))
