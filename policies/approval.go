@@ -48,6 +48,11 @@ func ApprovedCopyPath(h home.Home, name string) string {
 type PinnedFile struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
+	// Stat is the file's size, mtime, ctime and inode when it was
+	// approved (empty where the platform has no ctime): while they are
+	// unchanged the file is not read again. A write always changes
+	// ctime, which no user can set back.
+	Stat string `json:"stat,omitempty"`
 }
 
 // Approval is the signed approval record.
@@ -71,10 +76,18 @@ type PolicyFile struct {
 	// Symlink is set when Path is a symlink; Outside when it leads out
 	// of the state root.
 	Symlink, Outside bool
+	// Stat identifies the file's current version (see PinnedFile.Stat).
+	Stat string
+	// sum is the approved digest when Data was not read because Stat
+	// matched the approval.
+	sum string
 }
 
 // SHA256 is the file's digest, hex.
 func (f PolicyFile) SHA256() string {
+	if f.sum != "" {
+		return f.sum
+	}
 	s := sha256.Sum256(f.Data)
 	return hex.EncodeToString(s[:])
 }
@@ -82,7 +95,11 @@ func (f PolicyFile) SHA256() string {
 // PolicyFiles lists the policy files in force under h: the known policies
 // in policies/ and every *.yaml validator definition in validators/,
 // symlinks followed. Missing directories are empty.
-func PolicyFiles(h home.Home) ([]PolicyFile, error) {
+func PolicyFiles(h home.Home) ([]PolicyFile, error) { return policyFiles(h, nil) }
+
+// policyFiles lists the files; a file whose stat matches its pin in
+// known is not read (its Data is nil, its SHA256 the pinned one).
+func policyFiles(h home.Home, known map[string]PinnedFile) ([]PolicyFile, error) {
 	var out []PolicyFile
 	realRoot := h.Root
 	if r, err := filepath.EvalSymlinks(h.Root); err == nil {
@@ -122,6 +139,14 @@ func PolicyFiles(h home.Home) ([]PolicyFile, error) {
 			f.Real = r
 			f.Outside = outside(r)
 		} else if st.IsDir() {
+			return nil
+		}
+		if fst, err := os.Stat(p); err == nil {
+			f.Stat = statKey(fst)
+		}
+		if k, ok := known[f.Name]; ok && f.Stat != "" && k.Stat == f.Stat {
+			f.sum = k.SHA256
+			out = append(out, f)
 			return nil
 		}
 		data, err := readLimited(p)
@@ -167,7 +192,7 @@ func FilesDigest(files []PinnedFile) string {
 func pins(files []PolicyFile) []PinnedFile {
 	out := make([]PinnedFile, 0, len(files))
 	for _, f := range files {
-		out = append(out, PinnedFile{Name: f.Name, SHA256: f.SHA256()})
+		out = append(out, PinnedFile{Name: f.Name, SHA256: f.SHA256(), Stat: f.Stat})
 	}
 	return out
 }
@@ -242,13 +267,20 @@ func (c Change) String() string {
 // to the embedded default are approved (docket ships them) and validator
 // definitions are not pinned yet.
 func Status(h home.Home) (*Approval, []Change, []PolicyFile, error) {
-	files, err := PolicyFiles(h)
+	a, aerr := ReadApproval(h)
+	var known map[string]PinnedFile
+	if aerr == nil && a != nil {
+		known = make(map[string]PinnedFile, len(a.Files))
+		for _, p := range a.Files {
+			known[p.Name] = p
+		}
+	}
+	files, err := policyFiles(h, known)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	a, err := ReadApproval(h)
-	if err != nil {
-		return nil, nil, files, err
+	if aerr != nil {
+		return nil, nil, files, aerr
 	}
 	var changes []Change
 	for _, f := range files {

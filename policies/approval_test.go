@@ -2,6 +2,7 @@ package policies
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,20 @@ func TestApprovalDetectsChanges(t *testing.T) {
 		{"claims rewritten", func(t *testing.T, h home.Home) {
 			write(t, filepath.Join(h.PoliciesDir(), ClaimsFile), "schema: x\n")
 		}, "policies/claims.yaml changed"},
+		{"same size, mtime set back", func(t *testing.T, h home.Home) {
+			p := filepath.Join(h.ValidatorsDir(), "v.yaml")
+			st, _ := os.Stat(p)
+			write(t, p, "name: w\n")
+			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}, "validators/v.yaml changed"},
+		{"touched, same bytes", func(t *testing.T, h home.Home) {
+			p := filepath.Join(h.ValidatorsDir(), "v.yaml")
+			if err := os.Chtimes(p, time.Now().Add(time.Hour), time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
 		{"new validator", func(t *testing.T, h home.Home) {
 			write(t, filepath.Join(h.ValidatorsDir(), "fake.yaml"), "name: fake\n")
 		}, "validators/fake.yaml is new"},
@@ -206,6 +221,11 @@ func BenchmarkCheckApproval(b *testing.B) {
 	for _, n := range Names() {
 		d, _ := Default(n)
 		os.WriteFile(filepath.Join(h.PoliciesDir(), n), d, 0o600)
+	}
+	// as after docket init: eight validator definitions
+	os.MkdirAll(h.ValidatorsDir(), 0o700)
+	for i := 0; i < 8; i++ {
+		os.WriteFile(filepath.Join(h.ValidatorsDir(), fmt.Sprintf("v%d.yaml", i)), []byte(strings.Repeat("key: value\n", 60)), 0o600)
 	}
 	if _, err := Approve(h, "b", time.Now()); err != nil {
 		b.Fatal(err)
