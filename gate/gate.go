@@ -490,6 +490,9 @@ func (g *Gate) resetBlocks(ev *hooks.Event) {
 // binding in force there (file or embedded default), and the ledger
 // under h, opened only when a message has claims.
 func New(h home.Home) (*Gate, error) {
+	if err := policies.CheckApproval(h); err != nil {
+		return nil, fmt.Errorf("refuse to run on an unapproved policy: %w", err)
+	}
 	lex, err := policies.LoadClaims(h)
 	if err != nil {
 		return nil, fmt.Errorf("load claim lexicon: %w", err)

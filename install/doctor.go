@@ -387,8 +387,12 @@ func checkPolicies(env *Env) []Result {
 			}
 		}
 	}
+	// pinned policy: the files in force must be the approved ones
+	if err := policies.CheckApproval(env.Home); err != nil {
+		out = append(out, fail(err.Error(), "review the diff with 'docket policy diff', then run 'docket policy approve' (a human, at a terminal)"))
+	}
 	if len(out) == 0 {
-		out = append(out, ok(fmt.Sprintf("%s parse; policy_version %s (%d current defaults, %d customised)",
+		out = append(out, ok(fmt.Sprintf("%s parse and are approved; policy_version %s (%d current defaults, %d customised)",
 			plural(len(srcs), "policy", "policies"), policies.Version(srcs...), current, custom)))
 	}
 	return out

@@ -251,6 +251,16 @@ func TestCheckPolicies(t *testing.T) {
 	// A read-only copy that differs from the default: an older docket's.
 	stale := filepath.Join(env.Home.PoliciesDir(), names[0])
 	os.WriteFile(stale, append([]byte("# older\n"), def...), 0o444)
+	// not approved yet: a failure with the fix
+	if rs := checkPolicies(env); worst(rs) != Fail || !strings.Contains(rs[0].Detail, "older docket's default") ||
+		!strings.Contains(rs[1].Detail, "policy not approved") || !strings.Contains(rs[1].Fix, "docket policy approve") {
+		t.Errorf("unapproved stale default: %+v", rs)
+	}
+	os.MkdirAll(env.Home.KeysDir(), 0o700)
+	os.WriteFile(env.Home.HMACKeyPath(), []byte("k"), 0o400)
+	if _, err := policies.Approve(env.Home, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	if rs := checkPolicies(env); worst(rs) != Warn || !strings.Contains(rs[0].Detail, "older docket's default") {
 		t.Errorf("stale default: %+v", rs)
 	}
@@ -266,6 +276,9 @@ func TestCheckPolicies(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(env.Home.PoliciesDir(), "claim.yaml"), []byte("x: 1\n"), 0o644)
 	os.Remove(stale)
+	if _, err := policies.Approve(env.Home, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	if rs := checkPolicies(env); worst(rs) != Warn || !strings.Contains(rs[0].Detail, "claim.yaml is not a policy") {
 		t.Errorf("unknown file: %+v", rs)
 	}
