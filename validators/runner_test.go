@@ -238,3 +238,16 @@ func TestRunnerErrors(t *testing.T) {
 		t.Error("relative cwd accepted")
 	}
 }
+
+func mustDefault(t *testing.T) []byte {
+	t.Helper()
+	b, err := policies.Default(policies.BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func parseBindingString(s string) (*policies.Binding, error) {
+	return policies.ParseBinding(policies.Source{Name: policies.BindingFile, Origin: "test", Data: []byte(s)})
+}
