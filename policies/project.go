@@ -167,9 +167,9 @@ func hasMakeTarget(makefile []byte, target string) bool {
 		if line == "" || line[0] == '\t' || line[0] == '#' {
 			continue
 		}
-		names, _, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
+		names, rest, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(rest, "=") || strings.Contains(names, "=") {
+			continue // an assignment, not a rule
 		}
 		for _, n := range strings.Fields(names) {
 			if n == target {
@@ -183,4 +183,18 @@ func hasMakeTarget(makefile []byte, target string) bool {
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// ForCwd returns b fitted to the project of cwd when b is a *Binding
+// (see ForProject), else b unchanged. It lets a caller holding the
+// binding behind its own interface type fit it with one call.
+func ForCwd[B any](b B, cwd string) B {
+	pb, ok := any(b).(*Binding)
+	if !ok || pb == nil || cwd == "" {
+		return b
+	}
+	if fitted, ok := any(pb.ForProject(ProjectRoot(cwd))).(B); ok {
+		return fitted
+	}
+	return b
 }
