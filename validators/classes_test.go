@@ -189,11 +189,17 @@ func TestParsePytestSummary(t *testing.T) {
 	}
 }
 
-func TestPytestPass(t *testing.T) {
-	if err := exec.Command("python3", "-m", "pytest", "--version").Run(); err != nil {
-		t.Skip("pytest is not installed (python3 -m pytest --version failed); the summary parser is tested on recorded output in TestParsePytestSummary")
+// needPytest skips unless the runner's python3 has pytest.
+func needPytest(t *testing.T, r *Runner) {
+	t.Helper()
+	if r.Toolchain.Python == nil || exec.Command(r.Toolchain.Python.Path, "-m", "pytest", "--version").Run() != nil {
+		t.Skip("pytest is not installed for the toolchain's python3; the summary parser is tested on recorded output in TestParsePytestSummary")
 	}
+}
+
+func TestPytestPass(t *testing.T) {
 	r, _, dir := newLooseRunner(t)
+	needPytest(t, r)
 	writeFiles(t, dir, map[string]string{
 		"tests/test_ok.py":   "def test_one():\n    assert 1 + 1 == 2\n",
 		"tests/test_bad.py":  "def test_bad():\n    assert 1 == 2\n",
@@ -585,18 +591,46 @@ func TestCommandKeywords(t *testing.T) {
 // Without pytest installed the runner cannot run pytest_pass: an error
 // (exit 1), not a FAIL entry.
 func TestPytestMissing(t *testing.T) {
-	if err := exec.Command("python3", "-m", "pytest", "--version").Run(); err == nil {
+	r, l, dir := newTestRunner(t)
+	if r.Toolchain.Python == nil {
+		t.Skip("no python3")
+	}
+	if err := exec.Command(r.Toolchain.Python.Path, "-m", "pytest", "--version").Run(); err == nil {
 		t.Skip("pytest is installed")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
-	r, l, dir := newTestRunner(t)
 	_, err := r.Run(context.Background(), Request{Session: "s1", Claim: "done", Validator: "pytest_pass", Args: json.RawMessage(`{"target":"."}`), Cwd: dir})
 	if err == nil || !strings.Contains(err.Error(), "pytest is not installed") {
 		t.Fatalf("err = %v", err)
 	}
 	if es, _ := l.ReadVerified("s1"); len(es) != 0 {
 		t.Errorf("appended %d entries", len(es))
+	}
+}
+
+// With the default policy pytest_pass runs the whole suite: a failing
+// test elsewhere, a narrower target, or a conftest that deselects the
+// failing test cannot back done.
+func TestPytestWholeSuite(t *testing.T) {
+	r, _, dir := newTestRunner(t)
+	needPytest(t, r)
+	writeFiles(t, dir, map[string]string{
+		"pyproject.toml":    "[tool.pytest.ini_options]\n",
+		"tests/test_ok.py":  "def test_one():\n    assert 1 + 1 == 2\n",
+		"tests/test_bad.py": "def test_bad():\n    assert 1 == 2\n",
+	})
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{"target":"tests/test_ok.py"}`, dir); res.Outcome != Refused || !strings.Contains(res.Reason, `target must be "."`) {
+		t.Errorf("narrow target: %s %q", res.Outcome, res.Reason)
+	}
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{}`, filepath.Join(dir, "tests")); res.Outcome != Fail || !strings.Contains(res.Reason, "1 failed") {
+		t.Errorf("whole suite from a subdirectory: %s %q", res.Outcome, res.Reason)
+	}
+	writeFiles(t, dir, map[string]string{"conftest.py": "def pytest_collection_modifyitems(config, items):\n    keep = [i for i in items if 'bad' not in i.name]\n    config.hook.pytest_deselected(items=[i for i in items if 'bad' in i.name])\n    items[:] = keep\n"})
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{}`, dir); res.Outcome != Fail || !strings.Contains(res.Reason, "deselected") {
+		t.Errorf("conftest deselecting the failure: %s %q", res.Outcome, res.Reason)
+	}
+	t.Setenv("PYTEST_ADDOPTS", "-k test_one")
+	writeFiles(t, dir, map[string]string{"conftest.py": "\n"})
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{}`, dir); res.Outcome != Fail || !strings.Contains(res.Reason, "1 failed") {
+		t.Errorf("PYTEST_ADDOPTS from the caller: %s %q", res.Outcome, res.Reason)
 	}
 }

@@ -194,7 +194,7 @@ func TestEnv(t *testing.T) {
 	if err := json.Unmarshal(b, &env); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"GOFLAGS": "", "GOENV": "off", "GOTOOLCHAIN": "local", "GOCACHE": r.Toolchain.GoCache, "SECRET_FROM_CALLER": ""}
+	want := map[string]string{"GOFLAGS": "-modcacherw", "GOENV": "off", "GOTOOLCHAIN": "local", "GOCACHE": r.Toolchain.GoCache, "SECRET_FROM_CALLER": ""}
 	// go test puts its own GOROOT/bin first; the rest is the fixed PATH.
 	if p := env["PATH"]; !strings.HasSuffix(p, strings.Join(r.Toolchain.Path, ":")) || strings.Count(p, ":") > len(r.Toolchain.Path) {
 		t.Errorf("PATH = %q, want the fixed %q", p, strings.Join(r.Toolchain.Path, ":"))

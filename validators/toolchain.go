@@ -306,7 +306,10 @@ func (tc *Toolchain) baseEnv(tmp string) []string {
 // directory, and module downloads served first from the user's download
 // cache (every zip is checked against go.sum, so a tampered one fails).
 func (tc *Toolchain) goEnv(tmp string) []string {
+	// -modcacherw: the harness's module cache stays removable; nothing
+	// else comes from GOFLAGS.
 	env := append(tc.baseEnv(tmp),
+		"GOFLAGS=-modcacherw",
 		"HOME="+filepath.Join(tmp, "home"),
 		"GOPATH="+filepath.Join(tmp, "gopath"),
 		"GOCACHE="+tc.GoCache,
