@@ -38,8 +38,6 @@ func (h Home) RecordSessionForDir(cwd, session string) error {
 		if err := os.MkdirAll(filepath.Dir(sp), 0o700); err != nil {
 			return fmt.Errorf("record session dir: %w", err)
 		}
-		// first writer wins: O_EXCL through a rename would let a later
-		// hook replace it, so link the temporary file instead.
 		if err := writeOnce(sp, []byte(cwd+"\n")); err != nil {
 			return fmt.Errorf("record session dir: %w", err)
 		}

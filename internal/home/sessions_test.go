@@ -1,0 +1,58 @@
+package home
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSessionIndex(t *testing.T) {
+	h, err := At(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := "/work/proj"
+	if s, err := h.SessionForDir(proj); s != "" || err != nil {
+		t.Fatalf("empty index: %q %v", s, err)
+	}
+	if d, err := h.SessionDir("s1"); d != "" || err != nil {
+		t.Fatalf("unknown session: %q %v", d, err)
+	}
+	// The judge sees the session first; the ledger and the gate later,
+	// in other directories: the session's directory stays the first.
+	steps := []struct{ cwd, session string }{{proj, "s1"}, {proj + "/sub", "s1"}, {"/tmp/elsewhere", "s1"}, {proj, "s2"}}
+	for _, st := range steps {
+		if err := h.RecordSessionForDir(st.cwd, st.session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for cwd, want := range map[string]string{proj: "s2", proj + "/sub": "s1", "/tmp/elsewhere": "s1", "/nowhere": ""} {
+		if s, err := h.SessionForDir(cwd); s != want || err != nil {
+			t.Errorf("SessionForDir(%q) = %q, %v; want %q", cwd, s, err, want)
+		}
+	}
+	for session, want := range map[string]string{"s1": proj, "s2": proj} {
+		if d, err := h.SessionDir(session); d != want || err != nil {
+			t.Errorf("SessionDir(%q) = %q, %v; want %q", session, d, err, want)
+		}
+	}
+	// Nothing recorded for a relative directory, an empty one or a bad id.
+	for _, st := range []struct{ cwd, session string }{{"rel/dir", "s3"}, {"", "s3"}, {"/x", "../s3"}} {
+		if err := h.RecordSessionForDir(st.cwd, st.session); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, _ := h.SessionDir("s3"); d != "" {
+		t.Errorf("s3 recorded as %q", d)
+	}
+	if _, err := h.SessionDir("../s1"); err == nil {
+		t.Error("SessionDir accepts a bad session id")
+	}
+	// A malformed record is an error, not a directory.
+	if err := os.WriteFile(filepath.Join(h.RunDir(), "session", "s4.cwd"), []byte("relative\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.SessionDir("s4"); err == nil {
+		t.Error("malformed record accepted")
+	}
+}
