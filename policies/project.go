@@ -7,31 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/docket/docket/internal/home"
 )
 
 // ProjectRoot returns the project a working directory belongs to: the
 // root of the git work tree containing cwd (the nearest parent with a
-// .git entry), else cwd itself. Symbolic links in cwd are resolved first
-// so that one directory has one root. It runs no command.
-func ProjectRoot(cwd string) string {
-	if cwd == "" {
-		return ""
-	}
-	dir := filepath.Clean(cwd)
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return dir
-		}
-		d = parent
-	}
-}
+// .git entry), else cwd itself, symbolic links resolved. It runs no
+// command.
+func ProjectRoot(cwd string) string { return home.ProjectRoot(cwd) }
 
 // ForProject returns the binding fitted to the project at root: the
 // same policy (Allows and Rule answer exactly as b does), whose

@@ -332,8 +332,8 @@ func TestFileDiffNeedsCompanion(t *testing.T) {
 func TestCommandAllowListPerProject(t *testing.T) {
 	r, _, _ := newTestRunner(t)
 	a, b := t.TempDir(), t.TempDir()
-	writeFiles(t, a, map[string]string{"ok.sh": "#!/bin/sh\nexit 0\n"})
-	writeFiles(t, b, map[string]string{"ok.sh": "#!/bin/sh\nexit 0\n"})
+	writeFiles(t, a, map[string]string{"ok.sh": "#!/bin/sh\nexit 0\n", ".git/HEAD": "ref: refs/heads/main\n"})
+	writeFiles(t, b, map[string]string{"ok.sh": "#!/bin/sh\nexit 0\n", ".git/HEAD": "ref: refs/heads/main\n"})
 	for _, d := range []string{a, b} {
 		if err := os.Chmod(filepath.Join(d, "ok.sh"), 0o755); err != nil {
 			t.Fatal(err)

@@ -216,25 +216,24 @@ func defaultSession(h home.Home, cwd string) (string, error) {
 	return "", nil
 }
 
-// sessionProject is the project the session runs in: the git work tree
-// root of the directory the hooks first saw the session in, else of the
-// working directory its first recorded tool call ran in, else of the
-// process's working directory (a session no hook has seen yet).
+// sessionProject is the project the session runs in: the project the
+// hooks recorded when they first saw the session, else the git work tree
+// of the working directory its first recorded tool call ran in, else of
+// the process's working directory (a session no hook has seen yet).
 func sessionProject(h home.Home, l *ledger.Ledger, session string) (string, error) {
-	dir, err := h.SessionDir(session)
-	if err != nil {
-		return "", err
+	_, root, err := h.SessionDir(session)
+	if err != nil || root != "" {
+		return root, err
 	}
-	if dir == "" {
-		if entries, err := l.ReadVerified(session); err == nil {
-			for _, e := range entries {
-				var b struct {
-					Cwd string `json:"cwd"`
-				}
-				if (e.Kind == ledger.KindToolCall || e.Kind == ledger.KindToolFailure) && json.Unmarshal(e.Body, &b) == nil && filepath.IsAbs(b.Cwd) {
-					dir = b.Cwd
-					break
-				}
+	dir := ""
+	if entries, err := l.ReadVerified(session); err == nil {
+		for _, e := range entries {
+			var b struct {
+				Cwd string `json:"cwd"`
+			}
+			if (e.Kind == ledger.KindToolCall || e.Kind == ledger.KindToolFailure) && json.Unmarshal(e.Body, &b) == nil && filepath.IsAbs(b.Cwd) {
+				dir = b.Cwd
+				break
 			}
 		}
 	}

@@ -23,8 +23,10 @@ func TestValidateCommand(t *testing.T) {
 	}
 	proj := t.TempDir()
 	work := filepath.Join(proj, "work")
-	if err := os.MkdirAll(work, 0o700); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{work, filepath.Join(proj, ".git")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(work, "result.txt"), []byte("ok: migration applied\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -25,9 +25,11 @@ func (h Home) sessionKey(session string) string {
 
 // RecordSessionForDir remembers that the hooks last saw session in cwd,
 // so `docket validate` can default its --session, and, the first time
-// the session is seen, that it started in cwd (SessionDir). Every hook
-// calls it (judge, ledger, gate), so a session's first tool call is
-// enough. A call whose index is already current costs two reads.
+// the session is seen, that it started in cwd, in the project
+// ProjectRoot(cwd) (SessionDir). The project is fixed then: a .git the
+// agent creates later in a parent directory does not widen it. Every
+// hook calls it (judge, ledger, gate), so a session's first tool call is
+// enough. A call whose index is already current costs a stat and a read.
 func (h Home) RecordSessionForDir(cwd, session string) error {
 	if cwd == "" || !ValidSessionID(session) || !filepath.IsAbs(cwd) {
 		return nil
@@ -38,7 +40,7 @@ func (h Home) RecordSessionForDir(cwd, session string) error {
 		if err := os.MkdirAll(filepath.Dir(sp), 0o700); err != nil {
 			return fmt.Errorf("record session dir: %w", err)
 		}
-		if err := writeOnce(sp, []byte(cwd+"\n")); err != nil {
+		if err := writeOnce(sp, []byte(cwd+"\n"+ProjectRoot(cwd)+"\n")); err != nil {
 			return fmt.Errorf("record session dir: %w", err)
 		}
 	}
@@ -52,24 +54,56 @@ func (h Home) RecordSessionForDir(cwd, session string) error {
 	return WriteFileAtomic(p, []byte(session+"\n"), 0o600)
 }
 
-// SessionDir returns the directory the hooks first saw session in, or ""
-// with no error when they never saw it.
-func (h Home) SessionDir(session string) (string, error) {
+// SessionDir returns the directory the hooks first saw session in and
+// the project root it belonged to then, or "" twice with no error when
+// they never saw it.
+func (h Home) SessionDir(session string) (dir, root string, err error) {
 	if !ValidSessionID(session) {
-		return "", fmt.Errorf("read session dir: invalid session id %q", session)
+		return "", "", fmt.Errorf("read session dir: invalid session id %q", session)
 	}
 	b, err := os.ReadFile(h.sessionKey(session))
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read session dir: %w", err)
+		return "", "", fmt.Errorf("read session dir: %w", err)
 	}
-	d := strings.TrimSpace(string(b))
-	if !filepath.IsAbs(d) || strings.ContainsRune(d, '\n') {
-		return "", fmt.Errorf("read session dir: malformed directory %q", d)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	dir = lines[0]
+	if len(lines) > 1 {
+		root = lines[1]
 	}
-	return d, nil
+	if !filepath.IsAbs(dir) || len(lines) > 2 || (root != "" && !filepath.IsAbs(root)) {
+		return "", "", fmt.Errorf("read session dir: malformed record %q", b)
+	}
+	if root == "" {
+		root = ProjectRoot(dir)
+	}
+	return dir, root, nil
+}
+
+// ProjectRoot returns the project a working directory belongs to: the
+// root of the git work tree containing cwd (the nearest parent with a
+// .git entry), else cwd itself. Symbolic links in cwd are resolved first
+// so that one directory has one root. It runs no command.
+func ProjectRoot(cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	dir := filepath.Clean(cwd)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
 }
 
 // writeOnce creates path with data unless it exists, atomically: the

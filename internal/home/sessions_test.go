@@ -15,7 +15,7 @@ func TestSessionIndex(t *testing.T) {
 	if s, err := h.SessionForDir(proj); s != "" || err != nil {
 		t.Fatalf("empty index: %q %v", s, err)
 	}
-	if d, err := h.SessionDir("s1"); d != "" || err != nil {
+	if d, _, err := h.SessionDir("s1"); d != "" || err != nil {
 		t.Fatalf("unknown session: %q %v", d, err)
 	}
 	// The judge sees the session first; the ledger and the gate later,
@@ -32,8 +32,8 @@ func TestSessionIndex(t *testing.T) {
 		}
 	}
 	for session, want := range map[string]string{"s1": proj, "s2": proj} {
-		if d, err := h.SessionDir(session); d != want || err != nil {
-			t.Errorf("SessionDir(%q) = %q, %v; want %q", session, d, err, want)
+		if d, root, err := h.SessionDir(session); d != want || root != want || err != nil {
+			t.Errorf("SessionDir(%q) = %q, %q, %v; want %q", session, d, root, err, want)
 		}
 	}
 	// Nothing recorded for a relative directory, an empty one or a bad id.
@@ -42,17 +42,47 @@ func TestSessionIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d, _ := h.SessionDir("s3"); d != "" {
+	if d, _, _ := h.SessionDir("s3"); d != "" {
 		t.Errorf("s3 recorded as %q", d)
 	}
-	if _, err := h.SessionDir("../s1"); err == nil {
+	if _, _, err := h.SessionDir("../s1"); err == nil {
 		t.Error("SessionDir accepts a bad session id")
 	}
 	// A malformed record is an error, not a directory.
 	if err := os.WriteFile(filepath.Join(h.RunDir(), "session", "s4.cwd"), []byte("relative\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.SessionDir("s4"); err == nil {
+	if _, _, err := h.SessionDir("s4"); err == nil {
 		t.Error("malformed record accepted")
+	}
+}
+
+// The project is fixed when the session is first seen: a .git created
+// later in a parent directory does not widen it.
+func TestSessionProjectFixed(t *testing.T) {
+	h, err := At(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	proj := filepath.Join(base, "proj")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(proj)
+	if ProjectRoot(proj) != real {
+		t.Skip("a .git above the temporary directory (a shared /tmp)")
+	}
+	if err := h.RecordSessionForDir(proj, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(base, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := ProjectRoot(proj); got == proj {
+		t.Fatalf("ProjectRoot(%q) = %q: the parent .git should widen a fresh lookup", proj, got)
+	}
+	if _, root, err := h.SessionDir("s1"); root != real || err != nil {
+		t.Errorf("recorded root = %q, %v; want %q", root, err, real)
 	}
 }
