@@ -126,7 +126,10 @@ func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	}
 	argv = append([]string{path}, argv[1:]...)
 	timeout := x.args.dur("timeout")
-	env := append(x.tc.baseEnv(x.tmp), "HOME="+userHome())
+	// The go settings too, so a `make test` that runs go is as hermetic
+	// as go_test_pass; HOME stays the user's (npm, cargo and rustup find
+	// their toolchains there).
+	env := append(x.tc.goEnv(x.tmp), "HOME="+userHome())
 	p, err := x.runProc(ctx, argv, env, timeout, "run1", nil)
 	if err != nil {
 		return nil, err

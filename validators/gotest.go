@@ -102,6 +102,9 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 	if x.tc.Go == nil {
 		return fmt.Errorf("go_test_pass: no go toolchain: run 'docket init' where go is on PATH, or set toolchains.go in claim_binding.yaml")
 	}
+	if err := x.tc.Go.usable("go", "toolchains.go"); err != nil {
+		return err
+	}
 	x.useTool("go", x.tc.Go)
 	pattern := x.args.str("package")
 	if x.rule.Scope == "project" {

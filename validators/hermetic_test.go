@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docket/docket/internal/home"
 )
 
 // brokenModule is a Go module whose TestBroken really fails; TestOK
@@ -371,5 +373,57 @@ func TestCommandIgnoresCallerPath(t *testing.T) {
 	res := runReq(t, r, "s1", "done", "command_zero_exit", `{"command":"make test"}`, dir)
 	if res.Outcome != Fail {
 		t.Fatalf("make shim: %s %q", res.Outcome, res.Reason)
+	}
+}
+
+// A recorded toolchain that no longer runs is an error naming the fix,
+// never a fallback to whatever go is on PATH.
+func TestBrokenRecordedToolchain(t *testing.T) {
+	needGo(t)
+	h, err := home.At(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &ToolchainRecord{Version: 1, Tools: map[string]Tool{"go": {Path: "/nonexistent/go/bin/go", Version: "go1.0"}}}
+	if _, err := WriteToolchainRecord(h, rec, false); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(h, &MemLedger{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, brokenModule)
+	_, err = r.Run(context.Background(), Request{Session: "s1", Claim: "done", Validator: "go_test_pass", Args: json.RawMessage(`{}`), Cwd: dir})
+	if err == nil || !strings.Contains(err.Error(), "docket init --toolchains") {
+		t.Fatalf("err = %v", err)
+	}
+	// A record is never overwritten unless asked.
+	if wrote, _ := WriteToolchainRecord(h, &ToolchainRecord{Version: 1}, false); wrote {
+		t.Error("record overwritten")
+	}
+	got, err := ReadToolchainRecord(h)
+	if err != nil || got.Tools["go"].Path != "/nonexistent/go/bin/go" {
+		t.Errorf("record = %+v, %v", got, err)
+	}
+}
+
+// RecordToolchains resolves what the human's PATH names to its real
+// path and version.
+func TestRecordToolchains(t *testing.T) {
+	needGo(t)
+	rec, _ := RecordToolchains(context.Background(), nil)
+	g, ok := rec.Tools["go"]
+	if !ok || !filepath.IsAbs(g.Path) || !strings.HasPrefix(g.Version, "go1.") {
+		t.Fatalf("go = %+v", g)
+	}
+	// A shim that is not a go toolchain is not recorded.
+	shims := t.TempDir()
+	if err := os.WriteFile(filepath.Join(shims, "go"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, notes := RecordToolchains(context.Background(), func(name string) (string, error) { return filepath.Join(shims, name), nil })
+	if _, ok := rec.Tools["go"]; ok || len(notes) == 0 {
+		t.Errorf("shim recorded: %+v %q", rec.Tools, notes)
 	}
 }

@@ -96,6 +96,9 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	if tool == nil {
 		return nil, fmt.Errorf("pytest_pass: no python3 toolchain: run 'docket init' where python3 is on PATH, or set toolchains.python3 in claim_binding.yaml")
 	}
+	if err := tool.usable("python3", "toolchains.python3"); err != nil {
+		return nil, err
+	}
 	x.useTool("python3", tool)
 	py := tool.Path
 	argv := []string{py, "-E", "-s", "-m", "pytest", "-p", "no:cacheprovider", "--color=no"}

@@ -30,6 +30,16 @@ type Tool struct {
 	// Source says where Path came from: "policy", "recorded" (docket
 	// init) or "system" (SystemPath).
 	Source string `json:"source,omitempty"`
+	// broken is why the configured or recorded binary did not answer.
+	broken error
+}
+
+// usable returns an error when the tool did not answer its probe.
+func (t *Tool) usable(name, setting string) error {
+	if t.broken == nil {
+		return nil
+	}
+	return fmt.Errorf("%s toolchain %s (%s) does not run: %v; a human runs 'docket init --toolchains' or sets %s in claim_binding.yaml", name, t.Path, t.Source, t.broken, setting)
 }
 
 // ToolchainRecord is $DOCKET_HOME/toolchains.json, written by `docket
@@ -238,17 +248,19 @@ func LoadToolchain(ctx context.Context, h home.Home, pol policies.Toolchains) (*
 	}
 	resolve := func(name, configured string) *Tool {
 		if configured != "" {
-			if t, err := probeTool(ctx, name, configured, "policy"); err == nil {
-				return t
+			t, err := probeTool(ctx, name, configured, "policy")
+			if err != nil {
+				return &Tool{Path: configured, Source: "policy", broken: err}
 			}
-			return &Tool{Path: configured, Source: "policy"} // fails when run, naming the path
+			return t
 		}
 		if rec != nil {
 			if r, ok := rec.Tools[name]; ok {
-				if t, err := probeTool(ctx, name, r.Path, "recorded"); err == nil {
-					return t
+				t, err := probeTool(ctx, name, r.Path, "recorded")
+				if err != nil {
+					return &Tool{Path: r.Path, Source: "recorded", broken: err}
 				}
-				return &Tool{Path: r.Path, Source: "recorded"}
+				return t
 			}
 		}
 		t, err := ResolveTool(ctx, name)
