@@ -294,6 +294,11 @@ func parseBinding(data []byte) (*Binding, error) {
 	if len(b.claims["blocked"]) > 0 && len(b.ladder) == 0 {
 		return nil, errors.New("escalation_ladder: empty, but claims.blocked lists validators")
 	}
+	for i, r := range b.claims["fixed"] {
+		if r.Name == "file_diff_present" && len(r.With) == 0 {
+			return nil, fmt.Errorf("claims.fixed[%d]: file_diff_present cannot back fixed alone (a comment edit is a diff): give it with: [go_test_pass, pytest_pass, ...]", i)
+		}
+	}
 	for c, rules := range b.claims {
 		for i, r := range rules {
 			for _, w := range r.With {

@@ -128,6 +128,7 @@ func TestParseBindingErrors(t *testing.T) {
 		{"unknown claim", minimalBinding + "  finished: []\n", `unknown claim type "finished"`},
 		{"missing claim", strings.Replace(minimalBinding, "  delegation: []\n", "", 1), `"delegation" missing`},
 		{"bad name", strings.Replace(minimalBinding, "go_test_pass", "Go Test", 1), "bad name"},
+		{"diff alone for fixed", strings.Replace(minimalBinding, "  fixed: []\n", "  fixed:\n    - {validator: file_diff_present, example: '{\"path\":\"a\"}'}\n", 1), "cannot back fixed alone"},
 		{"bad scope", strings.Replace(minimalBinding, "min_args: {required_runs: 1}", "scope: module\n      min_args: {required_runs: 1}", 1), "scope"},
 		{"with unknown", strings.Replace(minimalBinding, "min_args: {required_runs: 1}", "with: [pytest_pass]\n      min_args: {required_runs: 1}", 1), "is not another validator"},
 		{"with itself", strings.Replace(minimalBinding, "min_args: {required_runs: 1}", "with: [go_test_pass]\n      min_args: {required_runs: 1}", 1), "is not another validator"},
