@@ -81,7 +81,7 @@ func ResolveTool(ctx context.Context, name string) (*Tool, error) {
 			return probeTool(ctx, name, p, "system")
 		}
 	}
-	return nil, fmt.Errorf("%s not found in %s", name, strings.Join(SystemPath, ":"))
+	return nil, fmt.Errorf("%s not found in %s", name, strings.Join(SystemPath, string(os.PathListSeparator)))
 }
 
 // probeTool runs the binary at path with a clean environment for its
@@ -104,7 +104,7 @@ func probeTool(ctx context.Context, name, path, source string) (*Tool, error) {
 		return nil, fmt.Errorf("unknown toolchain %q", name)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = []string{"PATH=" + strings.Join(append([]string{filepath.Dir(path)}, SystemPath...), ":"),
+	cmd.Env = []string{"PATH=" + strings.Join(append([]string{filepath.Dir(path)}, SystemPath...), string(os.PathListSeparator)),
 		"GOENV=off", "GOTOOLCHAIN=local", "GOFLAGS=", "HOME=" + os.TempDir()}
 	if name == "python3" {
 		// a pyenv shim needs its own variables to find the interpreter
@@ -299,7 +299,7 @@ func LoadToolchain(ctx context.Context, h home.Home, pol policies.Toolchains) (*
 // ignore the user's go env file, GOFLAGS and toolchain switching.
 func (tc *Toolchain) baseEnv(tmp string) []string {
 	env := []string{
-		"PATH=" + strings.Join(tc.Path, ":"),
+		"PATH=" + strings.Join(tc.Path, string(os.PathListSeparator)),
 		"TMPDIR=" + tmp,
 		"GOENV=off",
 		"GOFLAGS=",
@@ -369,5 +369,5 @@ func (tc *Toolchain) lookPath(name, dir string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found in %s", name, strings.Join(tc.Path, ":"))
+	return "", fmt.Errorf("%s not found in %s", name, strings.Join(tc.Path, string(os.PathListSeparator)))
 }
