@@ -427,3 +427,22 @@ func TestRecordToolchains(t *testing.T) {
 		t.Errorf("shim recorded: %+v %q", rec.Tools, notes)
 	}
 }
+
+// GOTOOLCHAIN=path and a go.mod toolchain line would make the real go
+// hand the run to a "go1.99.0" found on PATH; the runner's go stays local.
+func TestHermeticToolchainSwitch(t *testing.T) {
+	needGo(t)
+	r, _, dir := newTestRunner(t)
+	writeFiles(t, dir, brokenModule)
+	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/broken\n\ngo 1.21\n\ntoolchain go1.99.0\n"})
+	shims := t.TempDir()
+	if err := os.WriteFile(filepath.Join(shims, "go1.99.0"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("GOTOOLCHAIN", "path")
+	if err := agentGoTest(t, dir); err != nil {
+		t.Fatalf("the toolchain switch does not happen here (%v), so this test proves nothing", err)
+	}
+	mustFailBroken(t, r, dir)
+}
