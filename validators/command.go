@@ -129,7 +129,7 @@ func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	// The go settings too, so a `make test` that runs go is as hermetic
 	// as go_test_pass; HOME stays the user's (npm, cargo and rustup find
 	// their toolchains there).
-	env := append(x.tc.goEnv(x.tmp), "HOME="+userHome())
+	env := append(x.goEnv(), "HOME="+userHome())
 	p, err := x.runProc(ctx, argv, env, timeout, "run1", nil)
 	if err != nil {
 		return nil, err
