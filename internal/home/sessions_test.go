@@ -86,3 +86,22 @@ func TestSessionProjectFixed(t *testing.T) {
 		t.Errorf("recorded root = %q, %v; want %q", root, err, real)
 	}
 }
+
+// BenchmarkRecordSessionForDir is the cost every hook pays per call once
+// the session is indexed (a stat and a read).
+func BenchmarkRecordSessionForDir(b *testing.B) {
+	h, err := At(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if err := h.RecordSessionForDir(dir, "s1"); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := h.RecordSessionForDir(dir, "s1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
