@@ -391,3 +391,25 @@ func TestProjectRoot(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkForCwd is what the gate adds to a stop with a done claim:
+// locate the project and fit the suggestions.
+func BenchmarkForCwd(b *testing.B) {
+	bind, err := ParseBinding(Source{Name: BindingFile, Origin: "bench", Data: func() []byte { d, _ := Default(BindingFile); return d }()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	for name, body := range map[string]string{"go.mod": "module x\n", "Makefile": "test:\n\tgo test ./...\n", ".git/HEAD": "x", "a/b/c/x.go": ""} {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	cwd := filepath.Join(root, "a", "b", "c")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if rs := ForCwd(bind, cwd).Validators("done"); len(rs) == 0 {
+			b.Fatal("no rules")
+		}
+	}
+}
