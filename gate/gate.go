@@ -117,7 +117,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 	}
 	after := MinRelevantSeq(r.Claims, entries, g.Binding)
 	w := LastWrite(l, entries, after, g.Lexicon)
-	r.Decision = Decide(r.Claims, entries, w, g.Binding)
+	r.Decision = Decide(r.Claims, entries, w, policies.ForCwd(g.Binding, ev.Cwd))
 
 	msgSum := sha256.Sum256([]byte(text))
 	body := func(decision string, blocks int) map[string]any {
