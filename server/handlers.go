@@ -316,7 +316,11 @@ func (s *Server) reviewAction(r *request) (int, any, error) {
 	if err := s.cfg.Events.Append(r.Context(), key, EventReviewAction, ev); err != nil {
 		s.logf("review event: %v", err)
 	}
-	return http.StatusOK, map[string]any{"memory": m, "item": it}, nil
+	out := map[string]any{"memory": m}
+	if it.ID != "" {
+		out["item"] = it
+	}
+	return http.StatusOK, out, nil
 }
 
 // --- approvals ----------------------------------------------------------------

@@ -463,8 +463,13 @@ func TestFirewallRejections(t *testing.T) {
 	if strings.Contains(all, "AKIAZ3MSJV4WWNKWW5FG") || strings.Contains(all, "Assistant:") {
 		t.Fatal("a refused candidate was stored")
 	}
-	// the decision itself is stored
-	e.must(200, "GET", "/v1/judge/decisions/"+r.Get("decision_id").Str, RoleRuntime, "")
+	// the decision itself is stored, without the refused text
+	d := e.must(200, "GET", "/v1/judge/decisions/"+r.Get("decision_id").Str, RoleRuntime, "")
+	if strings.Contains(d.Raw, "AKIAZ3MSJV4WWNKWW5FG") || strings.Contains(d.Raw, "Assistant:") {
+		t.Fatalf("the stored decision keeps refused candidates: %s", d.Raw)
+	}
+	// and its replay is still a replay
+	e.must(200, "POST", "/v1/judge/decisions", RoleRuntime, body)
 }
 
 func proposalBody(key, tool, class, flow string, input json.RawMessage) string {
