@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docket/docket/internal/canonjson"
@@ -191,10 +192,12 @@ func (s *Server) evaluate(r *request) (int, any, error) {
 		out.MemoryUsed = []judge.MemoryUse{}
 	}
 	s.metrics.decisions.WithLabelValues("evaluate", out.Decision).Inc()
-	if _, err := s.cfg.Store.GetDecision(r.Context(), id); err != nil {
-		// the judge fails closed on its own; a decision the runtime
-		// cannot read back is not acknowledged
-		return 0, nil, &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the decision could not be stored: " + firstOr(d.Warnings, err.Error())}
+	for _, w := range d.Warnings {
+		if strings.HasPrefix(w, "store write-back") {
+			// the judge fails closed on its own; a decision the runtime
+			// cannot read back is not acknowledged
+			return 0, nil, &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the decision could not be stored: " + w}
+		}
 	}
 	evData := map[string]any{"decision_id": id, "workspace_id": p.WorkspaceID, "action_id": p.ActionID, "decision": out.Decision, "session": session, "tool": p.Tool.Name}
 	if out.ApprovalID != "" {
@@ -234,13 +237,6 @@ func (s *Server) replayEvaluation(r *request, p *judge.ActionProposal, session s
 func approvalID(session, action string) string {
 	h := canonjson.SHA256([]byte(session + "\x00" + action))
 	return "apr_" + h[len("sha256:"):len("sha256:")+16]
-}
-
-func firstOr(l []string, def string) string {
-	if len(l) > 0 {
-		return l[len(l)-1]
-	}
-	return def
 }
 
 // --- inspector and review ---------------------------------------------------

@@ -266,6 +266,9 @@ func (s *Server) engine() *judge.Engine {
 		e.SetPolicyError(*perr)
 	}
 	e.Headless, e.WriteBackAll, e.SideChannel = true, true, false
+	// a runtime waits on the answer; the hook's tight store deadlines
+	// would turn a busy moment into a fail-closed block
+	e.RecallTimeout, e.WriteBackTimeout = 2*time.Second, 5*time.Second
 	e.Now = s.cfg.Now
 	ad := storeadapter.New(s.cfg.Store)
 	e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
