@@ -35,6 +35,9 @@ func decode(body []byte, v any, required ...string) error {
 	if !gjson.ValidBytes(body) {
 		return badRequest("body", "not valid JSON")
 	}
+	if f := duplicateKey(gjson.ParseBytes(body), ""); f != "" {
+		return badRequest(f, "duplicate key")
+	}
 	for _, path := range required {
 		r := gjson.GetBytes(body, path)
 		if !r.Exists() || r.Type == gjson.Null || (r.Type == gjson.String && strings.TrimSpace(r.Str) == "") {
@@ -130,4 +133,33 @@ func nonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// duplicateKey names the first key that appears twice in one object (Go
+// keeps the last, other parsers the first: the body must mean one thing).
+// It runs after json.Decode, which bounds the nesting depth.
+func duplicateKey(r gjson.Result, path string) string {
+	found := ""
+	switch {
+	case r.IsObject():
+		seen := map[string]bool{}
+		r.ForEach(func(k, v gjson.Result) bool {
+			p := join(path, k.Str)
+			if seen[k.Str] {
+				found = p
+				return false
+			}
+			seen[k.Str] = true
+			found = duplicateKey(v, p)
+			return found == ""
+		})
+	case r.IsArray():
+		i := 0
+		r.ForEach(func(_, v gjson.Result) bool {
+			found = duplicateKey(v, join(path, strconv.Itoa(i)))
+			i++
+			return found == ""
+		})
+	}
+	return found
 }

@@ -271,6 +271,8 @@ func TestValidation(t *testing.T) {
 		{"decision trailing text", "/v1/judge/decisions", good + ` garbage`, "body"},
 		{"decision unknown field", "/v1/judge/decisions", decisionBody("k-f", "block", `"rationale":"x"`), "rationale"},
 		{"decision wrong type", "/v1/judge/decisions", strings.Replace(good, `"confidence":"high"`, `"confidence":3`, 1), "confidence"},
+		{"decision duplicate key", "/v1/judge/decisions", strings.Replace(good, `"decision":"block"`, `"decision":"block","decision":"allow"`, 1), "decision"},
+		{"decision nested duplicate key", "/v1/judge/decisions", strings.Replace(good, `"kind":"rule"`, `"kind":"rule","kind":"human"`, 1), "judge.kind"},
 		{"decision array", "/v1/judge/decisions", `[` + good + `]`, "body"},
 		{"decision empty", "/v1/judge/decisions", ``, "body"},
 		{"recall wrong use policy", "/v1/judge/recall", strings.Replace(recall, `"query"`, `"policy":{"allowed_use_policies":["can_use_as_evidence","whatever"]},"query"`, 1), "policy.allowed_use_policies.1"},
