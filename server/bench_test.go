@@ -33,7 +33,9 @@ import (
 // with DOCKET_TEST_PG_DSN set for the PostgreSQL figures. Each reports
 // p50/p99 in ms for both paths, the p50 the HTTP layer adds, and the
 // ratio (HTTP p50 / in-process p50); write benchmarks report decisions/s.
-// The corpus is generated once per backend per run.
+// The corpus is generated once per backend per run; with
+// DOCKET_BENCH_REUSE=1 the PostgreSQL one is kept between runs, and
+// DOCKET_BENCH_SQLITE=PATH names a SQLite one to seed once and reuse.
 
 const benchCorpus = 100_000
 
@@ -119,6 +121,7 @@ func benchFor(b *testing.B, backend string) *benchServer {
 		b.Fatal(err)
 	}
 	var st *sqlstore.Store
+	reuse := false
 	postgres := backend == "postgres"
 	if postgres {
 		dsn := os.Getenv(EnvPGDSN)
@@ -129,11 +132,17 @@ func benchFor(b *testing.B, backend string) *benchServer {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, q := range []string{"DROP SCHEMA IF EXISTS docket_serve_bench CASCADE", "CREATE SCHEMA docket_serve_bench"} {
-			if _, err := admin.Exec(q); err != nil {
-				b.Fatal(err)
+		// DOCKET_BENCH_REUSE=1 keeps a corpus an earlier run seeded
+		var have int
+		if os.Getenv("DOCKET_BENCH_REUSE") == "" || admin.QueryRow("SELECT count(*) FROM docket_serve_bench.memories").Scan(&have) != nil || have < benchCorpus {
+			for _, q := range []string{"DROP SCHEMA IF EXISTS docket_serve_bench CASCADE", "CREATE SCHEMA docket_serve_bench"} {
+				if _, err := admin.Exec(q); err != nil {
+					b.Fatal(err)
+				}
 			}
+			have = 0
 		}
+		reuse = have >= benchCorpus
 		admin.Close()
 		sep := "?"
 		if strings.Contains(dsn, "?") {
@@ -143,15 +152,27 @@ func benchFor(b *testing.B, backend string) *benchServer {
 		if err != nil {
 			b.Fatal(err)
 		}
-	} else if st, err = sqlstore.OpenSQLite(ctx, filepath.Join(dir, "store.db")); err != nil {
-		b.Fatal(err)
+	} else {
+		// DOCKET_BENCH_SQLITE=PATH keeps a SQLite corpus between runs
+		path := os.Getenv("DOCKET_BENCH_SQLITE")
+		if path == "" {
+			path = filepath.Join(dir, "store.db")
+		}
+		if st, err = sqlstore.OpenSQLite(ctx, path); err != nil {
+			b.Fatal(err)
+		}
+		var have int
+		st.DB().QueryRow("SELECT count(*) FROM memories").Scan(&have)
+		reuse = have >= benchCorpus
 	}
-	t0 := time.Now()
-	seedCorpus(b, st)
-	if postgres {
-		st.DB().Exec("VACUUM ANALYZE memories")
+	if !reuse {
+		t0 := time.Now()
+		seedCorpus(b, st)
+		if postgres {
+			st.DB().Exec("VACUUM ANALYZE memories")
+		}
+		b.Logf("%s: seeded %d memories in %s", backend, benchCorpus, time.Since(t0).Round(time.Millisecond))
 	}
-	b.Logf("%s: seeded %d memories in %s", backend, benchCorpus, time.Since(t0).Round(time.Millisecond))
 	events, err := OpenEventLog(ctx, st.DB(), postgres)
 	if err != nil {
 		b.Fatal(err)

@@ -117,22 +117,16 @@ func (l *EventLog) Append(ctx context.Context, key, typ string, data any) error 
 	return nil
 }
 
+// pgAppend inserts the event in one statement (one round trip): its
+// implicit transaction takes the advisory lock before the seq is drawn
+// and holds it until commit, so seqs commit in order.
 func (l *EventLog) pgAppend(ctx context.Context, key, typ, data string, now int64) error {
+	const q = `WITH lock AS (SELECT pg_advisory_xact_lock($1))
+		INSERT INTO serve_events (key, at, type, data) SELECT $2, $3, $4, $5 FROM lock
+		ON CONFLICT (key) DO NOTHING`
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		var tx *sql.Tx
-		if tx, err = l.db.BeginTx(ctx, nil); err != nil {
-			return err
-		}
-		if _, err = tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", eventLock); err == nil {
-			_, err = tx.ExecContext(ctx, "INSERT INTO serve_events (key, at, type, data) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING", key, now, typ, data)
-		}
-		if err == nil {
-			err = tx.Commit()
-		} else {
-			tx.Rollback()
-		}
-		if err == nil || ctx.Err() != nil {
+		if _, err = l.db.ExecContext(ctx, q, eventLock, key, now, typ, data); err == nil || ctx.Err() != nil {
 			return err
 		}
 	}
