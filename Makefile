@@ -36,7 +36,7 @@ FUZZ := ./hooks:FuzzDetectAndDecode ./hooks:FuzzDecodeCodex ./hooks:FuzzDecodeGe
 	./gate:FuzzParseLine ./gate:FuzzBackScanner ./gate:FuzzExtract ./gate:FuzzGateStop \
 	./judge:FuzzClassifyCommand ./policies:FuzzGlob ./policies:FuzzJudgesFrontMatter \
 	./policies:FuzzParseTools ./validators:FuzzAnalyzeScript ./validators:FuzzParsePytestSummary \
-	./install:FuzzParseDocument ./install:FuzzInstall
+	./install:FuzzParseDocument ./install:FuzzInstall ./server:FuzzParse
 
 fuzz:
 	@for t in $(FUZZ); do \

@@ -133,6 +133,7 @@ func PlanWrite(d Decision, now time.Time) (WritePlan, error) {
 			*f.v = withheld(r)
 		}
 	}
+	d.RequiredRevision.Constraints = slices.Clone(d.RequiredRevision.Constraints)
 	for i, c := range d.RequiredRevision.Constraints {
 		if r := firewall.Check(c); r != "" {
 			reject(fmt.Sprintf("required_revision.revised_action_constraints[%d]", i), r)
@@ -165,16 +166,21 @@ func PlanWrite(d Decision, now time.Time) (WritePlan, error) {
 	if d.ToolName != "" {
 		entities = append(entities, "tool:"+d.ToolName)
 	}
+	// the decision keeps its candidate lists, with refused ones withheld
+	// (copies: the caller's slices are not changed)
+	mw := &d.MemoryToWrite
+	mw.Decisions, mw.Failures, mw.Lessons = slices.Clone(mw.Decisions), slices.Clone(mw.Failures), slices.Clone(mw.Lessons)
+	mw.Constraints, mw.OpenQuestions = slices.Clone(mw.Constraints), slices.Clone(mw.OpenQuestions)
 	kinds := []struct {
 		name        string
 		texts       []string
 		instruction bool
 	}{
-		{"decisions", d.MemoryToWrite.Decisions, false},
-		{"failures", d.MemoryToWrite.Failures, false},
-		{"lessons", d.MemoryToWrite.Lessons, true},
-		{"constraints", d.MemoryToWrite.Constraints, true},
-		{"open_questions", d.MemoryToWrite.OpenQuestions, false},
+		{"decisions", mw.Decisions, false},
+		{"failures", mw.Failures, false},
+		{"lessons", mw.Lessons, true},
+		{"constraints", mw.Constraints, true},
+		{"open_questions", mw.OpenQuestions, false},
 	}
 	for _, k := range kinds {
 		for i, text := range k.texts {
@@ -186,6 +192,7 @@ func PlanWrite(d Decision, now time.Time) (WritePlan, error) {
 			}
 			if r := firewall.Check(text); r != "" {
 				reject(field, r)
+				k.texts[i] = withheld(r)
 				continue
 			}
 			m := Memory{

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/judge"
+	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/server"
+	"github.com/docket/docket/store/sqlstore"
+)
+
+const serveUsage = `usage: docket serve [--addr 127.0.0.1:7420] [--store DSN] [--tls-cert FILE --tls-key FILE] [--insecure-listen]
+
+Serves docket's judge, store and ledger over HTTP: the OpenBrain V1 API
+(recall, decisions, review queue, inspector), judge evaluation for
+runtimes without hooks, approvals, ledger sessions, Server-Sent Events,
+/metrics and /v1/openapi.json. Every route but /healthz needs a bearer
+token from 'docket token create'. Prints "docket: serving http://ADDR" on
+stderr once it accepts connections and records the address in
+$DOCKET_HOME/run/serve.json. SIGINT or SIGTERM drains requests in flight
+(at most 15s) and exits 0.
+
+Flags:
+  --addr HOST:PORT   listen address (default 127.0.0.1:7420; port 0 picks one)
+  --store DSN        store backend (default $DOCKET_STORE_DSN, else
+                     SQLite at $DOCKET_HOME/store.db; postgres://… for a
+                     team: several replicas may share one database)
+  --tls-cert FILE    serve HTTPS with this certificate (with --tls-key)
+  --tls-key FILE     the certificate's key
+  --insecure-listen  allow a non-loopback address without TLS
+
+Exit codes: 0 stopped cleanly, 1 could not serve, 2 usage error.
+`
+
+func init() {
+	commands["serve"] = command{summary: "serve the judge, store and ledger over HTTP", run: runServe}
+}
+
+// ServeInfo is $DOCKET_HOME/run/serve.json: where a running server listens.
+type ServeInfo struct {
+	URL       string    `json:"url"`
+	Addr      string    `json:"addr"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+func serveInfoPath(h home.Home) string { return filepath.Join(h.RunDir(), "serve.json") }
+
+func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
+	fs := flagSet("serve", serveUsage, stderr)
+	addr := fs.String("addr", "127.0.0.1:7420", "")
+	dsn := fs.String("store", os.Getenv(sqlstore.EnvDSN), "")
+	cert := fs.String("tls-cert", "", "")
+	key := fs.String("tls-key", "", "")
+	insecure := fs.Bool("insecure-listen", false, "")
+	if err := fs.Parse(args); err != nil {
+		return parseErr(err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError(fmt.Sprintf("serve takes no arguments, got %q", fs.Arg(0)), "set the address with --addr HOST:PORT")
+	case (*cert == "") != (*key == ""):
+		return usageError("--tls-cert and --tls-key go together", "")
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return usageError(fmt.Sprintf("bad --addr %q: %v", *addr, err), "use HOST:PORT, e.g. 127.0.0.1:7420")
+	}
+	if !loopback(host) && *cert == "" && !*insecure {
+		return usageError(fmt.Sprintf("--addr %s is not a loopback address", *addr),
+			"bearer tokens would cross the network in clear text: add --tls-cert/--tls-key, or --insecure-listen behind a TLS proxy")
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	h, err := home.Resolve()
+	if err != nil {
+		return err
+	}
+	st, err := sqlstore.Open(ctx, h, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	postgres := strings.HasPrefix(*dsn, "postgres://") || strings.HasPrefix(*dsn, "postgresql://")
+	events, err := server.OpenEventLog(ctx, st.DB(), postgres)
+	if err != nil {
+		return err
+	}
+	load := func() (*judge.PolicySet, error) { return judge.LoadPolicySet(h) }
+	set, err := load()
+	if err != nil {
+		return fmt.Errorf("load policies: %w", err)
+	}
+	cfg := server.Config{Home: h, Store: st, Events: events, Tokens: server.OpenTokens(h), Policy: set, LoadPolicy: load, Log: stderr}
+	if l, err := ledger.Open(h); err == nil {
+		cfg.Ledger = l
+	} else {
+		fmt.Fprintf(stderr, "docket: warning: ledger unavailable, evaluations are not recorded in it: %v\nhint: run 'docket init'\n", err)
+	}
+	if p := set.Judges.Model.Provider; p != "" && p != "none" {
+		llm := judge.NewLLMJudge(judge.LLMConfigFrom(set, os.Getenv))
+		defer llm.Close()
+		cfg.LLM = llm
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	scheme := "http"
+	if *cert != "" {
+		scheme = "https"
+	}
+	info := ServeInfo{URL: scheme + "://" + ln.Addr().String(), Addr: ln.Addr().String(), PID: os.Getpid(), StartedAt: time.Now().UTC().Truncate(time.Second)}
+	if err := writeServeInfo(h, info); err != nil {
+		fmt.Fprintf(stderr, "docket: warning: %v\n", err)
+	}
+	defer removeServeInfo(h, info.PID)
+	fmt.Fprintf(stderr, "docket: serving %s\n", info.URL)
+	if err := srv.Serve(ctx, ln, *cert, *key); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "docket: stopped")
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func writeServeInfo(h home.Home, info ServeInfo) error {
+	if err := os.MkdirAll(h.RunDir(), 0o700); err != nil {
+		return fmt.Errorf("record address: %w", err)
+	}
+	b, _ := json.MarshalIndent(info, "", "  ")
+	if err := home.WriteFileAtomic(serveInfoPath(h), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("record address: %w", err)
+	}
+	return nil
+}
+
+// removeServeInfo removes the address file if it still names this process.
+func removeServeInfo(h home.Home, pid int) {
+	b, err := os.ReadFile(serveInfoPath(h))
+	if err != nil {
+		return
+	}
+	var info ServeInfo
+	if json.Unmarshal(b, &info) == nil && info.PID == pid {
+		if err := os.Remove(serveInfoPath(h)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// decode reads one JSON object from body into v, strictly: valid UTF-8
+// (an invalid string names its field), exactly one object with nothing
+// after it, no fields v does not have, the JSON types v expects, and every
+// path in required present and not null (an empty string counts as
+// missing). It decodes into v only; callers decode into a temporary.
+func decode(body []byte, v any, required ...string) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("body", "empty request body; send one JSON object")
+	}
+	if !utf8.Valid(body) {
+		return badRequest(invalidUTF8Field(body), "invalid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("body", "trailing data after the JSON object")
+	}
+	if !gjson.ValidBytes(body) {
+		return badRequest("body", "not valid JSON")
+	}
+	if f := duplicateKey(gjson.ParseBytes(body), ""); f != "" {
+		return badRequest(f, "duplicate key")
+	}
+	for _, path := range required {
+		r := gjson.GetBytes(body, path)
+		if !r.Exists() || r.Type == gjson.Null || (r.Type == gjson.String && strings.TrimSpace(r.Str) == "") {
+			return badRequest(path, "required")
+		}
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return badRequest("body", "malformed JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		f := te.Field
+		if f == "" {
+			f = "body"
+		}
+		return badRequest(f, "want a JSON %s, got %s", jsonKind(te.Type.Kind().String()), te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return badRequest("body", "truncated JSON")
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		f, _ = strconv.Unquote(f)
+		return badRequest(f, "unknown field")
+	}
+	// a MaxBytesError surfaces here
+	return err
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "struct", "map":
+		return "object"
+	}
+	return "number"
+}
+
+// invalidUTF8Field names the first field whose key or string value is not
+// valid UTF-8, as a dotted path ("query.summary", "lessons.0").
+func invalidUTF8Field(body []byte) string {
+	var walk func(r gjson.Result, path string) string
+	walk = func(r gjson.Result, path string) string {
+		found := ""
+		switch {
+		case r.IsObject():
+			r.ForEach(func(k, v gjson.Result) bool {
+				p := join(path, k.Str)
+				if !utf8.ValidString(k.Raw) {
+					found = p
+					return false
+				}
+				found = walk(v, p)
+				return found == ""
+			})
+		case r.IsArray():
+			i := 0
+			r.ForEach(func(_, v gjson.Result) bool {
+				found = walk(v, join(path, strconv.Itoa(i)))
+				i++
+				return found == ""
+			})
+		case r.Type == gjson.String:
+			if !utf8.ValidString(r.Raw) {
+				return nonEmpty(path, "body")
+			}
+		}
+		return found
+	}
+	if f := walk(gjson.ParseBytes(body), ""); f != "" {
+		return f
+	}
+	return "body"
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func nonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// duplicateKey names the first key that appears twice in one object (Go
+// keeps the last, other parsers the first: the body must mean one thing).
+// It runs after json.Decode, which bounds the nesting depth.
+func duplicateKey(r gjson.Result, path string) string {
+	found := ""
+	switch {
+	case r.IsObject():
+		seen := map[string]bool{}
+		r.ForEach(func(k, v gjson.Result) bool {
+			p := join(path, k.Str)
+			if seen[k.Str] {
+				found = p
+				return false
+			}
+			seen[k.Str] = true
+			found = duplicateKey(v, p)
+			return found == ""
+		})
+	case r.IsArray():
+		i := 0
+		r.ForEach(func(_, v gjson.Result) bool {
+			found = duplicateKey(v, join(path, strconv.Itoa(i)))
+			i++
+			return found == ""
+		})
+	}
+	return found
+}
