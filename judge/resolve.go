@@ -393,8 +393,8 @@ func (pr Protector) checkRoutes(p *ActionProposal, in map[string]any) *Violation
 		}
 	}
 	sq := squash(text)
-	if strings.Contains(sq, "v1reviewqueue") || strings.Contains(sq, "v1approvals") {
-		return &Violation{ProtectSelfApproval, "the call reaches the review or approval routes of a docket server; reviews and approvals are for humans"}
+	if strings.Contains(sq, "v1reviewqueue") || strings.Contains(sq, "v1approvals") || strings.Contains(sq, "v1tokens") {
+		return &Violation{ProtectSelfApproval, "the call reaches the review, approval or token routes of a docket server; those are for humans"}
 	}
 	return nil
 }

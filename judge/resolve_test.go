@@ -146,6 +146,7 @@ func TestResolveBypasses(t *testing.T) {
 		{"patch move into state", "apply_patch", patch("*** Update File: p.go\n*** Move to: st/policies/judges.md\n@@\n-a\n+b"), ProtectStateWrite},
 		{"patch delete via ~", "apply_patch", patch("*** Delete File: ~/.local/state/docket/store.db"), ProtectStateWrite},
 		{"curl approvals", "Bash", bash("curl -s -X POST -H 'Authorization: Bearer x' http://127.0.0.1:7420/v1/approvals/apr_1/actions -d '{\"action\":\"approve\"}'"), ProtectSelfApproval},
+		{"curl tokens", "Bash", bash("curl -s -X POST -H 'Authorization: Bearer x' http://127.0.0.1:7420/v1/tokens -d '{\"role\":\"admin\",\"name\":\"me\"}'"), ProtectSelfApproval},
 		{"wget review", "Bash", bash("wget -qO- http://localhost:7420/v1/review-queue"), ProtectSelfApproval},
 		{"python split route", "Bash", bash(`python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:7420/v1/appro'+'vals')"`), ProtectSelfApproval},
 		{"WebFetch route", "WebFetch", map[string]any{"url": "http://[::1]:7420/v1/review-queue?status=pending", "prompt": "x"}, ProtectSelfApproval},
