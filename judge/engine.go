@@ -182,25 +182,32 @@ func (e *Engine) recall(ctx context.Context) (Recaller, error) {
 	return e.recaller, e.recallErr
 }
 
+// current returns the policy state to decide with. With RecheckApproval
+// a long-running engine sees an approval (or a change) made since its
+// policy was loaded.
+func (e *Engine) current() *engineState {
+	st := e.state.Load()
+	if !e.RecheckApproval {
+		return st
+	}
+	why := ""
+	if err := policies.CheckApproval(e.Home); err != nil {
+		why = err.Error()
+	}
+	if why == st.policy.prot.Unapproved {
+		return st
+	}
+	prot := st.policy.prot
+	prot.Unapproved = why
+	return &engineState{set: st.set, policy: &PolicyJudge{set: st.set, prot: prot}, err: st.err}
+}
+
 // Decide judges one PreToolUse event and returns the runtime answer and
 // the recorded decision. It never fails: every failure is mapped through
 // the failure policy, and recording problems are listed in Warnings.
 func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *Decision) {
 	start := e.now()
-	st := e.state.Load()
-	if e.RecheckApproval {
-		// a long-running engine sees an approval (or a change) made since
-		// its policy was loaded
-		why := ""
-		if err := policies.CheckApproval(e.Home); err != nil {
-			why = err.Error()
-		}
-		if why != st.policy.prot.Unapproved {
-			prot := st.policy.prot
-			prot.Unapproved = why
-			st = &engineState{set: st.set, policy: &PolicyJudge{set: st.set, prot: prot}, err: st.err}
-		}
-	}
+	st := e.current()
 	set := st.set
 	js := set.Judges
 	d := &Decision{Mode: js.Mode, PolicyVersion: set.Version, CostSource: "judge", Cost: Cost{Source: "judge"}, MemoriesUsed: []MemoryUse{}, Recall: "not_needed", SideChannel: SideChannelMissing}

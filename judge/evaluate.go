@@ -61,7 +61,7 @@ type Evaluation struct {
 // afresh.
 func (e *Engine) Evaluate(ctx context.Context, in *ActionProposal, input json.RawMessage, session string) *Evaluation {
 	start := e.now()
-	st := e.state.Load()
+	st := e.current()
 	set := st.set
 	js := set.Judges
 	d := &Decision{Mode: js.Mode, PolicyVersion: set.Version, CostSource: "judge", Cost: Cost{Source: "judge"},

@@ -266,6 +266,8 @@ func (s *Server) engine() *judge.Engine {
 		e.SetPolicyError(*perr)
 	}
 	e.Headless, e.WriteBackAll, e.SideChannel = true, true, false
+	// the policy may be approved or changed while the server runs
+	e.RecheckApproval = true
 	// a runtime waits on the answer; the hook's tight store deadlines
 	// would turn a busy moment into a fail-closed block
 	e.RecallTimeout, e.WriteBackTimeout = 2*time.Second, 5*time.Second
