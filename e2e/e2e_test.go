@@ -1,0 +1,587 @@
+// Package e2e drives the real agent CLIs (Claude Code, Codex CLI, Gemini
+// CLI) headless against a scripted model server on loopback, in a small
+// Go project wired with `docket init` and `docket install`, and checks
+// what docket's hooks judged, recorded and blocked, and what reached the
+// model.
+//
+// The CLIs are found in $DOCKET_E2E_BIN (default: .npm/bin beside this
+// file, where .ci/run installs pinned versions from npm). Without them
+// the tests skip, and under CI=true they fail.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docket/docket/e2e/modelserver"
+)
+
+// docketBin is the directory of docket's binaries, built once by TestMain.
+var docketBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "docket-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/...")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: build docket: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	docketBin = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cliDir returns the directory holding the CLIs (and node, where they
+// need a newer one than the system's).
+func cliDir() string {
+	if d := os.Getenv("DOCKET_E2E_BIN"); d != "" {
+		return d
+	}
+	d, _ := filepath.Abs(filepath.Join(".npm", "bin"))
+	return d
+}
+
+// requireCLI returns the path of the CLI name, or skips the test (fails
+// it under CI=true: a real-client test that did not run is not a pass).
+func requireCLI(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(cliDir(), name)
+	if st, err := os.Stat(p); err != nil || st.IsDir() {
+		msg := fmt.Sprintf("%s not installed in %s (run .ci/run's install step, or set DOCKET_E2E_BIN)", name, cliDir())
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the real-client tests run on Linux")
+	}
+	return p
+}
+
+// world is one scenario's sandbox: a temporary HOME, DOCKET_HOME and Go
+// project, and the environment every process in it gets.
+type world struct {
+	t      *testing.T
+	root   string
+	home   string
+	docket string // DOCKET_HOME
+	proj   string
+	env    []string
+}
+
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	root := t.TempDir()
+	w := &world{t: t, root: root, home: filepath.Join(root, "home"), docket: filepath.Join(root, "docket"), proj: filepath.Join(root, "proj")}
+	for _, d := range []string{w.home, w.proj, filepath.Join(root, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goBin := filepath.Dir(goEnvPath(t))
+	w.env = []string{
+		"PATH=" + strings.Join([]string{docketBin, cliDir(), goBin, "/usr/local/bin", "/usr/bin", "/bin"}, ":"),
+		"HOME=" + w.home,
+		"DOCKET_HOME=" + w.docket,
+		"TMPDIR=" + filepath.Join(root, "tmp"),
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"NO_COLOR=1",
+		"GOCACHE=" + goEnv(t, "GOCACHE"),
+		"GOMODCACHE=" + goEnv(t, "GOMODCACHE"),
+		"GOPATH=" + goEnv(t, "GOPATH"),
+		"GOTOOLCHAIN=local",
+		"GOPROXY=off",
+		"GOFLAGS=",
+		"GIT_AUTHOR_NAME=docket e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid",
+		"GIT_COMMITTER_NAME=docket e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid",
+		"GIT_CONFIG_NOSYSTEM=1",
+	}
+	files := map[string]string{
+		"go.mod":    "module example.com/proj\n\ngo 1.21\n",
+		"p.go":      "package p\n\n// Add returns a+b.\nfunc Add(a, b int) int { return a + b }\n",
+		"p_test.go": "package p\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(w.proj, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.run(w.proj, "git", "init", "-q", "-b", "main")
+	w.run(w.proj, "git", "add", ".")
+	w.run(w.proj, "git", "commit", "-q", "-m", "initial")
+	w.run(w.proj, "docket", "init")
+	return w
+}
+
+func goEnvPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go not on PATH: %v", err)
+	}
+	return p
+}
+
+// run runs a command in dir with the world's environment and fails the
+// test when it fails.
+func (w *world) run(dir string, name string, args ...string) string {
+	w.t.Helper()
+	out, code := w.try(dir, name, args...)
+	if code != 0 {
+		w.t.Fatalf("%s %s: exit %d\n%s", name, strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// try runs a command and returns its combined output and exit code.
+func (w *world) try(dir string, name string, args ...string) (string, int) {
+	w.t.Helper()
+	if p := filepath.Join(docketBin, name); name == "docket" {
+		name = p
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		}
+		w.t.Fatalf("%s: %v", name, err)
+	}
+	return string(out), 0
+}
+
+// writeFile writes a file under the world, creating its directory.
+func (w *world) writeFile(path, body string) {
+	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// agent runs a CLI headless in the project, with extra environment, and
+// returns its output. A CLI that hangs is killed at the deadline.
+func (w *world) agent(timeout time.Duration, extraEnv []string, name string, args ...string) (string, int) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = w.proj
+	cmd.Env = append(append([]string(nil), w.env...), extraEnv...)
+	cmd.Stdin = strings.NewReader("")
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	start := time.Now()
+	err := cmd.Run()
+	w.t.Logf("%s ran %.1fs", filepath.Base(name), time.Since(start).Seconds())
+	if ctx.Err() != nil {
+		w.t.Errorf("%s did not finish within %s", filepath.Base(name), timeout)
+	}
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return out.String(), ee.ExitCode()
+		}
+		w.t.Fatalf("run %s: %v", name, err)
+	}
+	return out.String(), 0
+}
+
+// entry is the part of a ledger entry the scenario checks.
+type entry struct {
+	Seq     int             `json:"seq"`
+	Session string          `json:"session"`
+	Kind    string          `json:"kind"`
+	Runtime string          `json:"runtime"`
+	Event   string          `json:"event"`
+	Tool    string          `json:"tool"`
+	Body    json.RawMessage `json:"body"`
+}
+
+func (e entry) body() map[string]any {
+	var m map[string]any
+	json.Unmarshal(e.Body, &m)
+	return m
+}
+
+func (e entry) String() string {
+	b := e.body()
+	extra := ""
+	for _, k := range []string{"outcome", "decision", "claim", "result"} {
+		if v, ok := b[k]; ok {
+			extra += fmt.Sprintf(" %s=%v", k, v)
+		}
+	}
+	return fmt.Sprintf("%d %s %s %s%s", e.Seq, e.Kind, e.Event, e.Tool, extra)
+}
+
+// ledger reads every session's entries under the world's DOCKET_HOME.
+func (w *world) ledger() map[string][]entry {
+	w.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(w.docket, "ledger", "*.jsonl"))
+	out := map[string][]entry{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if line == "" {
+				continue
+			}
+			var e entry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				w.t.Fatalf("%s: %v", f, err)
+			}
+			out[e.Session] = append(out[e.Session], e)
+		}
+	}
+	return out
+}
+
+// claim is the final message the scenario's model makes twice: blocked
+// without evidence, allowed with it.
+const claim = "All done — tests pass."
+
+// validateFor returns a dynamic turn that runs the `docket validate`
+// command for claim c and validator v that the gate's block reason
+// listed, copied from the conversation the CLI sent: the model can only
+// run it if the reason reached the model.
+func validateFor(c, v string, runs int) modelserver.Turn {
+	re := regexp.MustCompile(`docket validate --session \S+ --claim ` + c + ` --validator ` + v + ` --args '\{[^']*"required_runs":` + fmt.Sprint(runs) + `[^']*\}'`)
+	return modelserver.Turn{Dynamic: func(r *modelserver.Request) modelserver.Turn {
+		var last string
+		for _, s := range r.Strings() {
+			if m := re.FindAllString(s, -1); len(m) > 0 {
+				last = m[len(m)-1]
+			}
+		}
+		if last == "" {
+			return modelserver.Turn{Text: "I cannot find the validate command for " + c + " in the conversation."}
+		}
+		return modelserver.Turn{Tool: modelserver.Shell, Command: last}
+	}}
+}
+
+// Turns of the scenario, by index.
+const (
+	turnGoTest = iota
+	turnFail
+	turnWrite
+	turnKeyRead
+	turnClaim
+	turnValidateDone
+	turnValidateTests
+	turnClaimAgain
+	turnAfter
+)
+
+func scenario(w *world) []modelserver.Turn {
+	return []modelserver.Turn{
+		turnGoTest:        {Tool: modelserver.Shell, Command: "go test ./..."},
+		turnFail:          {Tool: modelserver.Shell, Command: "ls /nonexistent-dir"},
+		turnWrite:         {Tool: modelserver.Write, Path: filepath.Join(w.proj, "NOTES.md"), Content: "notes\n"},
+		turnKeyRead:       {Tool: modelserver.Shell, Command: "cat $DOCKET_HOME/keys/hmac.key"},
+		turnClaim:         {Text: claim},
+		turnValidateDone:  validateFor("done", "go_test_pass", 1),
+		turnValidateTests: validateFor("tests_pass", "go_test_pass", 2),
+		turnClaimAgain:    {Text: claim},
+	}
+}
+
+// check is what a runtime's scenario must show.
+type check struct {
+	rt        string   // docket's runtime name
+	shell     []string // the runtime's shell tool names in the ledger
+	write     []string // its file-writing tool names
+	stopEvent string   // the hook event of a stop
+}
+
+// verifyScenario checks the ledger, the model's requests and the audit
+// after a CLI ran the scenario.
+func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, out string) {
+	t.Helper()
+	defer func() {
+		if t.Failed() {
+			t.Logf("CLI output:\n%s", out)
+			for i, r := range srv.Requests() {
+				t.Logf("request %d %s %s main=%v turn=%d answer=%+v (%d bytes); new since the last turn: %q", i, r.Method, r.Path, r.Main, r.Turn, r.Answer, len(r.Body), r.SinceText())
+			}
+			for s, es := range w.ledger() {
+				t.Logf("ledger %s:", s)
+				for _, e := range es {
+					t.Logf("  %s", e)
+				}
+			}
+		}
+	}()
+	key, err := os.ReadFile(filepath.Join(w.docket, "keys", "hmac.key"))
+	if err != nil {
+		t.Fatalf("read key: %v", err)
+	}
+
+	// The model saw each turn asked for, in order, and nothing after the
+	// second claim: the gate let it through.
+	for n := turnGoTest; n <= turnClaimAgain; n++ {
+		if srv.FirstAsking(n) == nil {
+			t.Errorf("the CLI never asked the model for turn %d", n)
+		}
+	}
+	if r := srv.FirstAsking(turnAfter); r != nil {
+		t.Errorf("the CLI asked for a turn after the backed claim: the stop was not allowed; it sent:\n%s", r.SinceText())
+	}
+	// The key never reached the model.
+	k := strings.TrimSpace(string(key))
+	for i, r := range srv.Requests() {
+		if len(k) > 16 && bytes.Contains(r.Body, []byte(k)) {
+			t.Errorf("request %d carries the HMAC key", i)
+		}
+	}
+	for _, n := range []int{turnWrite, turnClaim, turnValidateDone} {
+		if r := srv.FirstAsking(n); r != nil {
+			t.Logf("before turn %d the model got: %q", n, r.SinceText())
+		}
+	}
+	// The failing command's result reached the model, and so did the
+	// judge's denial of the key read.
+	if r := srv.FirstAsking(turnWrite); r != nil && !strings.Contains(r.SinceText(), "nonexistent-dir") {
+		t.Errorf("the failing command's output did not reach the model; it got:\n%s", r.SinceText())
+	}
+	if r := srv.FirstAsking(turnClaim); r != nil {
+		txt := r.SinceText()
+		if !strings.Contains(txt, "docket") || !strings.Contains(txt, "blocked") || !strings.Contains(txt, "key") {
+			t.Errorf("the key read's denial did not reach the model; it got:\n%s", txt)
+		}
+	}
+	// The gate's block reason reached the model: the request after the
+	// first claim names the unsupported claims and the commands to run.
+	if r := srv.FirstAsking(turnValidateDone); r != nil {
+		txt := r.SinceText()
+		for _, want := range []string{"claim done", "claim tests_pass", "docket validate --session"} {
+			if !strings.Contains(txt, want) {
+				t.Errorf("the gate's reason did not reach the model: %q missing from what followed the claim:\n%s", want, txt)
+			}
+		}
+	}
+	for _, n := range []int{turnValidateDone, turnValidateTests} {
+		if r := srv.FirstAsking(n); r != nil && r.Answer.Tool != modelserver.Shell {
+			t.Errorf("turn %d: no validate command in the conversation: %q", n, r.Answer.Text)
+		}
+	}
+
+	// The ledger: one session, in order.
+	sessions := w.ledger()
+	if len(sessions) != 1 {
+		t.Fatalf("want 1 ledger session, got %d", len(sessions))
+	}
+	var es []entry
+	for _, v := range sessions {
+		es = v
+	}
+	in := func(s string, set []string) bool {
+		for _, x := range set {
+			if s == x {
+				return true
+			}
+		}
+		return false
+	}
+	type want struct {
+		what string
+		ok   func(e entry) bool
+	}
+	judged := func(outcome string, tools []string) func(e entry) bool {
+		return func(e entry) bool {
+			return e.Kind == "judge_decision" && in(e.Tool, tools) && e.body()["outcome"] == outcome
+		}
+	}
+	kind := func(k string, tools []string) func(e entry) bool {
+		return func(e entry) bool { return e.Kind == k && (tools == nil || in(e.Tool, tools)) }
+	}
+	gate := func(d string) func(e entry) bool {
+		return func(e entry) bool {
+			return e.Kind == "gate_decision" && e.Event == c.stopEvent && e.body()["decision"] == d
+		}
+	}
+	validator := func(claim string) func(e entry) bool {
+		return func(e entry) bool {
+			return e.Kind == "validator_pass" && e.Tool == "go_test_pass" && fmt.Sprint(e.body()["claim"]) == claim
+		}
+	}
+	seq := []want{
+		{"go test judged allow", judged("allow", c.shell)},
+		{"go test recorded as tool_call", kind("tool_call", c.shell)},
+		{"ls judged allow", judged("allow", c.shell)},
+		{"ls recorded as tool_failure", kind("tool_failure", c.shell)},
+		{"file write judged allow", judged("allow", c.write)},
+		{"file write recorded", kind("tool_call", c.write)},
+		{"key read judged block", judged("block", c.shell)},
+		{"claim blocked by the gate", gate("block")},
+		{"validator_pass for done", validator("done")},
+		{"validate done recorded", kind("tool_call", c.shell)},
+		{"validator_pass for tests_pass", validator("tests_pass")},
+		{"validate tests_pass recorded", kind("tool_call", c.shell)},
+		{"claim allowed by the gate", gate("allow")},
+	}
+	i := 0
+	for _, e := range es {
+		if i < len(seq) && seq[i].ok(e) {
+			i++
+		}
+	}
+	if i < len(seq) {
+		t.Errorf("ledger: missing, in order, %q (and what follows)", seq[i].what)
+	}
+	// Nothing ran the key read: no entry after the block records it.
+	for _, e := range es {
+		if e.Kind == "tool_call" || e.Kind == "tool_failure" {
+			if strings.Contains(string(e.Body), "hmac.key") {
+				t.Errorf("the key read was recorded as run: %s", e)
+			}
+		}
+	}
+	// The judge saw the runtime's payloads as that runtime's.
+	for _, e := range es {
+		if e.Runtime != "" && e.Runtime != c.rt && e.Runtime != "docket" {
+			t.Errorf("entry %s: runtime %q, want %q", e, e.Runtime, c.rt)
+		}
+	}
+
+	// The audit passes.
+	if out, code := w.try(w.proj, "docket", "verify", "--all"); code != 0 {
+		t.Errorf("docket verify --all: exit %d\n%s", code, out)
+	}
+}
+
+const prompt = "Make the tests pass, then tell me when you are done."
+
+func TestClaudeCode(t *testing.T) {
+	t.Parallel()
+	bin := requireCLI(t, "claude")
+	w := newWorld(t)
+	srv, err := modelserver.Start(scenario(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	w.run(w.proj, "docket", "install", "--runtime", "claude", "--bin", docketBin)
+	out, code := w.agent(4*time.Minute, []string{
+		"ANTHROPIC_BASE_URL=" + srv.URL,
+		"ANTHROPIC_API_KEY=sk-ant-e2e-dummy",
+		"DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"DISABLE_NON_ESSENTIAL_MODEL_CALLS=1",
+		"CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL=1",
+	}, bin, "-p", prompt, "--output-format", "json", "--max-turns", "20",
+		"--allowedTools", "Bash,Write,Edit,Read")
+	if code != 0 {
+		t.Errorf("claude -p: exit %d", code)
+	}
+	verifyScenario(t, w, srv, check{rt: "claude", shell: []string{"Bash"}, write: []string{"Write"}, stopEvent: "Stop"}, out)
+}
+
+func TestCodex(t *testing.T) {
+	t.Parallel()
+	bin := requireCLI(t, "codex")
+	w := newWorld(t)
+	srv, err := modelserver.Start(scenario(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	codexHome := filepath.Join(w.home, ".codex")
+	w.writeFile(filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "scripted"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted model"
+base_url = "%s/v1"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects.%q]
+trust_level = "trusted"
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+`, srv.URL, w.proj))
+	w.run(w.proj, "docket", "install", "--runtime", "codex", "--bin", docketBin)
+	out, code := w.agent(4*time.Minute, []string{
+		"CODEX_HOME=" + codexHome,
+	}, bin, "exec", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
+		"-C", w.proj, prompt)
+	if code != 0 {
+		t.Errorf("codex exec: exit %d", code)
+	}
+	verifyScenario(t, w, srv, check{rt: "codex", shell: []string{"Bash"}, write: []string{"apply_patch"}, stopEvent: "Stop"}, out)
+}
+
+func TestGemini(t *testing.T) {
+	t.Parallel()
+	bin := requireCLI(t, "gemini")
+	w := newWorld(t)
+	srv, err := modelserver.Start(scenario(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	w.writeFile(filepath.Join(w.home, ".gemini", "settings.json"), `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
+}
+`)
+	w.run(w.proj, "docket", "install", "--runtime", "gemini", "--bin", docketBin)
+	out, code := w.agent(4*time.Minute, []string{
+		"GOOGLE_GEMINI_BASE_URL=" + srv.URL,
+		"GEMINI_API_KEY=e2e-dummy",
+		"GEMINI_CLI_NO_RELAUNCH=true",
+		"NO_BROWSER=1",
+	}, bin, "-p", prompt, "--yolo", "--skip-trust", "--output-format", "json", "-m", "gemini-2.5-flash")
+	if code != 0 {
+		t.Errorf("gemini -p: exit %d", code)
+	}
+	verifyScenario(t, w, srv, check{rt: "gemini", shell: []string{"run_shell_command"}, write: []string{"write_file"}, stopEvent: "AfterAgent"}, out)
+}
