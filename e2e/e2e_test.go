@@ -12,6 +12,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -124,6 +125,13 @@ func newWorld(t *testing.T) *world {
 		"GIT_AUTHOR_NAME=docket e2e", "GIT_AUTHOR_EMAIL=e2e@example.invalid",
 		"GIT_COMMITTER_NAME=docket e2e", "GIT_COMMITTER_EMAIL=e2e@example.invalid",
 		"GIT_CONFIG_NOSYSTEM=1",
+	}
+	// Codex runs commands in a login shell, which resets PATH from
+	// /etc/profile; the user's profile puts docket and go back.
+	for _, kv := range w.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			w.writeFile(filepath.Join(w.home, ".profile"), "export PATH='"+v+"'\n")
+		}
 	}
 	files := map[string]string{
 		"go.mod":    "module example.com/proj\n\ngo 1.21\n",
@@ -303,6 +311,7 @@ const (
 	turnFail
 	turnWrite
 	turnKeyRead
+	turnKeyReadRel
 	turnClaim
 	turnValidateDone
 	turnValidateTests
@@ -316,6 +325,7 @@ func scenario(w *world) []modelserver.Turn {
 		turnFail:          {Tool: modelserver.Shell, Command: "ls /nonexistent-dir"},
 		turnWrite:         {Tool: modelserver.Write, Path: filepath.Join(w.proj, "NOTES.md"), Content: "notes\n"},
 		turnKeyRead:       {Tool: modelserver.Shell, Command: "cat $DOCKET_HOME/keys/hmac.key"},
+		turnKeyReadRel:    {Tool: modelserver.Shell, Command: "cat ../docket/keys/hmac.key | base64"},
 		turnClaim:         {Text: claim},
 		turnValidateDone:  validateFor("done", "go_test_pass", 1),
 		turnValidateTests: validateFor("tests_pass", "go_test_pass", 2),
@@ -364,14 +374,20 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 	if r := srv.FirstAsking(turnAfter); r != nil {
 		t.Errorf("the CLI asked for a turn after the backed claim: the stop was not allowed; it sent:\n%s", r.SinceText())
 	}
-	// The key never reached the model.
+	// The key never reached the model, plain or in base64.
 	k := strings.TrimSpace(string(key))
+	if len(k) < 32 {
+		t.Fatalf("HMAC key too short to look for: %d bytes", len(k))
+	}
+	forms := [][]byte{[]byte(k), []byte(base64.StdEncoding.EncodeToString(key)[:40])}
 	for i, r := range srv.Requests() {
-		if len(k) > 16 && bytes.Contains(r.Body, []byte(k)) {
-			t.Errorf("request %d carries the HMAC key", i)
+		for _, f := range forms {
+			if bytes.Contains(r.Body, f) {
+				t.Errorf("request %d carries the HMAC key (%.12s…)", i, f)
+			}
 		}
 	}
-	for _, n := range []int{turnWrite, turnClaim, turnValidateDone} {
+	for _, n := range []int{turnWrite, turnKeyReadRel, turnClaim, turnValidateDone} {
 		if r := srv.FirstAsking(n); r != nil {
 			t.Logf("before turn %d the model got: %q", n, r.SinceText())
 		}
@@ -381,10 +397,12 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 	if r := srv.FirstAsking(turnWrite); r != nil && !strings.Contains(r.SinceText(), "nonexistent-dir") {
 		t.Errorf("the failing command's output did not reach the model; it got:\n%s", r.SinceText())
 	}
-	if r := srv.FirstAsking(turnClaim); r != nil {
-		txt := r.SinceText()
-		if !strings.Contains(txt, "docket") || !strings.Contains(txt, "blocked") || !strings.Contains(txt, "key") {
-			t.Errorf("the key read's denial did not reach the model; it got:\n%s", txt)
+	for _, n := range []int{turnKeyReadRel, turnClaim} {
+		if r := srv.FirstAsking(n); r != nil {
+			txt := r.SinceText()
+			if !strings.Contains(txt, "docket blocked") {
+				t.Errorf("the denial of turn %d's key read did not reach the model; it got:\n%s", n-1, txt)
+			}
 		}
 	}
 	// The gate's block reason reached the model: the request after the
@@ -450,6 +468,7 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 		{"file write judged allow", judged("allow", c.write)},
 		{"file write recorded", kind("tool_call", c.write)},
 		{"key read judged block", judged("block", c.shell)},
+		{"relative key read judged block", judged("block", c.shell)},
 		{"claim blocked by the gate", gate("block")},
 		{"validator_pass for done", validator("done")},
 		{"validate done recorded", kind("tool_call", c.shell)},
@@ -457,14 +476,20 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 		{"validate tests_pass recorded", kind("tool_call", c.shell)},
 		{"claim allowed by the gate", gate("allow")},
 	}
-	i := 0
-	for _, e := range es {
-		if i < len(seq) && seq[i].ok(e) {
-			i++
+	pos := 0
+	for _, w := range seq {
+		found := -1
+		for j := pos; j < len(es); j++ {
+			if w.ok(es[j]) {
+				found = j
+				break
+			}
 		}
-	}
-	if i < len(seq) {
-		t.Errorf("ledger: missing, in order, %q (and what follows)", seq[i].what)
+		if found < 0 {
+			t.Errorf("ledger: no %s (after seq %d)", w.what, pos-1)
+			continue
+		}
+		pos = found + 1
 	}
 	// Nothing ran the key read: no entry after the block records it.
 	for _, e := range es {
@@ -583,5 +608,5 @@ func TestGemini(t *testing.T) {
 	if code != 0 {
 		t.Errorf("gemini -p: exit %d", code)
 	}
-	verifyScenario(t, w, srv, check{rt: "gemini", shell: []string{"run_shell_command"}, write: []string{"write_file"}, stopEvent: "AfterAgent"}, out)
+	verifyScenario(t, w, srv, check{rt: "gemini", shell: []string{"run_shell_command"}, write: []string{"write_file"}, stopEvent: "Stop"}, out)
 }
