@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -66,14 +65,11 @@ func requireCLI(t *testing.T, name string) string {
 	t.Helper()
 	p := filepath.Join(cliDir(), name)
 	if st, err := os.Stat(p); err != nil || st.IsDir() {
-		msg := fmt.Sprintf("%s not installed in %s (run .ci/run's install step, or set DOCKET_E2E_BIN)", name, cliDir())
+		msg := fmt.Sprintf("%s not installed in %s (run e2e/install.sh, or set DOCKET_E2E_BIN)", name, cliDir())
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("the real-client tests run on Linux")
 	}
 	return p
 }
@@ -87,6 +83,7 @@ type world struct {
 	docket string // DOCKET_HOME
 	proj   string
 	env    []string
+	proxy  string // the scripted server's URL, as the CLIs' proxy
 }
 
 func goEnv(t *testing.T, name string) string {
@@ -209,6 +206,12 @@ func (w *world) agent(timeout time.Duration, extraEnv []string, name string, arg
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = w.proj
 	cmd.Env = append(append([]string(nil), w.env...), extraEnv...)
+	if w.proxy != "" {
+		// Every request for another host goes to the scripted server,
+		// which records and refuses it.
+		cmd.Env = append(cmd.Env, "HTTPS_PROXY="+w.proxy, "HTTP_PROXY="+w.proxy, "https_proxy="+w.proxy,
+			"http_proxy="+w.proxy, "ALL_PROXY="+w.proxy, "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
+	}
 	cmd.Stdin = strings.NewReader("")
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
@@ -359,6 +362,10 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 			}
 		}
 	}()
+	// Nothing tried to reach another host.
+	for _, o := range srv.Outbound() {
+		t.Errorf("the CLI tried to reach another host: %s", o)
+	}
 	key, err := os.ReadFile(filepath.Join(w.docket, "keys", "hmac.key"))
 	if err != nil {
 		t.Fatalf("read key: %v", err)
@@ -512,17 +519,26 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 	}
 }
 
+// startModel starts the scripted model for w's scenario, also as the
+// CLIs' proxy, until the test ends.
+func startModel(t *testing.T, w *world) *modelserver.Server {
+	t.Helper()
+	srv, err := modelserver.Start(scenario(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	w.proxy = srv.URL
+	return srv
+}
+
 const prompt = "Make the tests pass, then tell me when you are done."
 
 func TestClaudeCode(t *testing.T) {
 	t.Parallel()
 	bin := requireCLI(t, "claude")
 	w := newWorld(t)
-	srv, err := modelserver.Start(scenario(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startModel(t, w)
 	w.run(w.proj, "docket", "install", "--runtime", "claude", "--bin", docketBin)
 	out, code := w.agent(4*time.Minute, []string{
 		"ANTHROPIC_BASE_URL=" + srv.URL,
@@ -545,11 +561,7 @@ func TestCodex(t *testing.T) {
 	t.Parallel()
 	bin := requireCLI(t, "codex")
 	w := newWorld(t)
-	srv, err := modelserver.Start(scenario(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startModel(t, w)
 	codexHome := filepath.Join(w.home, ".codex")
 	w.writeFile(filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "scripted"
@@ -564,6 +576,9 @@ stream_max_retries = 0
 
 [projects.%q]
 trust_level = "trusted"
+
+[features]
+plugins = false
 
 [analytics]
 enabled = false
@@ -586,11 +601,7 @@ func TestGemini(t *testing.T) {
 	t.Parallel()
 	bin := requireCLI(t, "gemini")
 	w := newWorld(t)
-	srv, err := modelserver.Start(scenario(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startModel(t, w)
 	w.writeFile(filepath.Join(w.home, ".gemini", "settings.json"), `{
   "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
   "privacy": {"usageStatisticsEnabled": false},

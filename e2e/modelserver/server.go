@@ -49,7 +49,7 @@ type Turn struct {
 
 // Request is one request a CLI made.
 type Request struct {
-	API    string // "anthropic", "responses" or "gemini"
+	API    string // "anthropic", "responses", "gemini", or "outbound" (a proxied request for another host)
 	Method string
 	Path   string // URL path and query
 	Body   []byte
@@ -153,6 +153,18 @@ func (s *Server) Requests() []*Request {
 	return append([]*Request(nil), s.requests...)
 }
 
+// Outbound returns the attempts to reach another host through the
+// server as a proxy ("CONNECT host:443", "GET host/path").
+func (s *Server) Outbound() []string {
+	var out []string
+	for _, r := range s.Requests() {
+		if r.API == "outbound" {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
 // MainRequests returns the conversation requests so far.
 func (s *Server) MainRequests() []*Request {
 	var out []*Request
@@ -213,6 +225,13 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	r := &Request{Method: req.Method, Path: req.URL.RequestURI(), Body: body}
 	p := req.URL.Path
 	switch {
+	case req.Method == http.MethodConnect || req.URL.Host != "":
+		// Used as HTTP(S)_PROXY, the server sees every attempt to reach
+		// another host, and refuses it.
+		r.API = "outbound"
+		r.Path = req.Method + " " + req.Host + req.URL.RequestURI()
+		s.record(r)
+		http.Error(w, "no network in the scripted session", http.StatusForbidden)
 	case strings.HasSuffix(p, "/messages/count_tokens"):
 		r.API = "anthropic"
 		s.record(r)
