@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
 )
@@ -56,13 +57,25 @@ type Write struct {
 // reads to find a Bash command.
 const MaxCommandRead = 1 << 20
 
-// shellTools are the tool names whose input "command" is a shell command.
-var shellTools = map[string]bool{"Bash": true, "shell": true, "exec_command": true, "local_shell": true}
+// entryKind is a tool entry's kind: the tool_kind docket-ledger recorded
+// in its body, else (entries written before it did) the kind its tool
+// name maps to.
+func entryKind(e *ledger.Entry) hooks.ToolKind {
+	var b struct {
+		ToolKind string `json:"tool_kind"`
+	}
+	if json.Unmarshal(e.Body, &b) == nil && b.ToolKind != "" {
+		return hooks.ToolKind(b.ToolKind)
+	}
+	return hooks.KindOf(e.Tool)
+}
 
 // LastWrite returns the last tool_call or tool_failure entry after seq
-// `after` that modified files per the lexicon's write policy, or nil. A
-// shell call whose command cannot be read counts as a write: stale
-// evidence only costs a re-run.
+// `after` that modified files, or nil: a call of a writing kind
+// (file_write, file_edit, patch), a tool the lexicon's write policy names,
+// or a shell call whose command the lexicon marks as a write, whatever
+// the runtime called its tools. A shell call whose command cannot be read
+// counts as a write: stale evidence only costs a re-run.
 func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies.Claims) *Write {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
@@ -72,10 +85,11 @@ func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies
 		if e.Kind != ledger.KindToolCall && e.Kind != ledger.KindToolFailure {
 			continue
 		}
-		if lex.IsWriteTool(e.Tool) {
+		kind := entryKind(e)
+		if kind.Writes() || lex.IsWriteTool(e.Tool) {
 			return &Write{Seq: e.Seq, Tool: e.Tool, What: e.Tool}
 		}
-		if !shellTools[e.Tool] {
+		if kind != hooks.KindShell {
 			continue
 		}
 		cmd, err := readCommand(ev, e)
@@ -102,19 +116,11 @@ func readCommand(ev Evidence, e *ledger.Entry) (string, error) {
 	if len(b) > MaxCommandRead {
 		return "", fmt.Errorf("input.json over %d bytes", MaxCommandRead)
 	}
-	var in struct {
-		Command json.RawMessage `json:"command"`
+	if !json.Valid(b) {
+		return "", fmt.Errorf("input.json: not JSON")
 	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return "", fmt.Errorf("input.json: %w", err)
-	}
-	var s string
-	if err := json.Unmarshal(in.Command, &s); err == nil {
+	if s, ok := hooks.ShellCommandOf(b); ok {
 		return s, nil
-	}
-	var argv []string // Codex shells pass an argv
-	if err := json.Unmarshal(in.Command, &argv); err == nil {
-		return strings.Join(argv, " "), nil
 	}
 	return "", fmt.Errorf("input.json: no command")
 }

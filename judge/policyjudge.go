@@ -193,7 +193,11 @@ func (j *PolicyJudge) Evaluate(ctx context.Context, p *ActionProposal, jc *Judgm
 		return Judgment{}, &Error{Kind: KindUnavailable, Judge: "policy", Err: err}
 	}
 	cost := Cost{Source: "judge"}
-	if v := j.prot.Check(p); v != nil {
+	v := j.prot.Check(p)
+	if v == nil {
+		v = j.prot.checkPaths(p)
+	}
+	if v != nil {
 		return Judgment{Outcome: Block, Reason: v.Reason, RuleIDs: []string{v.Rule}, Confidence: "high", Cost: cost}, nil
 	}
 	spec := p.Context.Spec
@@ -356,7 +360,7 @@ func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
 }
 
 func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[string]string) bool {
-	if r.Tool != "" && !policies.Glob(r.Tool, p.Tool.Name) {
+	if r.Tool != "" && !policies.Glob(r.Tool, p.Tool.Name) && (p.Context.Alias == "" || !policies.Glob(r.Tool, p.Context.Alias)) {
 		return false
 	}
 	if r.MinClass != "" && p.Action.RiskClass.Rank() < r.MinClass.Rank() {

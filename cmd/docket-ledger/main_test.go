@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,5 +101,103 @@ func BenchmarkRun(b *testing.B) {
 		if err := run(context.Background(), nil, bytes.NewReader(payload), io.Discard, io.Discard); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func recordOne(t *testing.T, h home.Home, rt string, payload []byte) *ledger.Entry {
+	t.Helper()
+	args := []string{}
+	if rt != "" {
+		args = []string{"--runtime", rt}
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), args, bytes.NewReader(payload), &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.Len() != 0 {
+		t.Fatalf("stdout %q", stdout.String())
+	}
+	l, _ := ledger.Open(h)
+	sessions, _ := ledger.Sessions(h)
+	var last *ledger.Entry
+	for _, s := range sessions {
+		es, err := l.ReadVerified(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if last == nil || e.Time >= last.Time {
+				last = e
+			}
+		}
+	}
+	return last
+}
+
+func body(t *testing.T, e *ledger.Entry) map[string]any {
+	t.Helper()
+	var b map[string]any
+	if err := json.Unmarshal(e.Body, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const captured = "../../testdata/hooks/captured/"
+
+// The real Codex and Gemini payloads are recorded with their kind and
+// with the failure the runtime reported, wherever it reported it.
+func TestRecordsCapturedPayloads(t *testing.T) {
+	for _, tc := range []struct {
+		file, rt string
+		kind     ledger.Kind
+		toolKind string
+		exit     any // body exit_code, nil when absent
+		unknown  bool
+	}{
+		{"gemini-AfterTool-run_shell_command-exit2.json", "gemini", ledger.KindToolFailure, "shell", 2.0, false},
+		{"gemini-AfterTool-run_shell_command.json", "gemini", ledger.KindToolCall, "shell", nil, false},
+		{"gemini-AfterTool-write_file.json", "gemini", ledger.KindToolCall, "file_write", nil, false},
+		{"gemini-AfterTool-replace.json", "", ledger.KindToolCall, "file_edit", nil, false},
+		{"codex-PostToolUse-apply_patch.json", "codex", ledger.KindToolCall, "patch", 0.0, false},
+		// no rollout at the captured transcript_path: the status is unknown,
+		// and the entry says so rather than passing it off as a success
+		{"codex-PostToolUse-Bash-exit2.json", "codex", ledger.KindToolCall, "shell", nil, true},
+	} {
+		h := setupHome(t)
+		p, err := os.ReadFile(captured + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := recordOne(t, h, tc.rt, p)
+		b := body(t, e)
+		if e.Kind != tc.kind || b["tool_kind"] != tc.toolKind || b["exit_code"] != tc.exit || (b["exit_unknown"] == true) != tc.unknown {
+			t.Errorf("%s: %s %s", tc.file, e.Kind, e.Body)
+		}
+		if tc.rt == "gemini" && (e.ToolUseID == "" || b["tool_use_id_derived"] != true) {
+			t.Errorf("%s: no derived tool_use_id: %q %s", tc.file, e.ToolUseID, e.Body)
+		}
+	}
+}
+
+// A failed Codex Bash call is recorded as a failure when the session's
+// rollout has the call's exec_command_end.
+func TestCodexFailureFromRollout(t *testing.T) {
+	h := setupHome(t)
+	p, err := os.ReadFile(captured + "codex-PostToolUse-Bash-exit2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollout := filepath.Join(t.TempDir(), "rollout.jsonl")
+	os.WriteFile(rollout, []byte(`{"type":"session_meta","payload":{"id":"01a20949-e108-7ee1-9f53-698b32ddb65c"}}`+"\n"+
+		`{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_21ab558b63544ed4a47c","exit_code":2}}`+"\n"), 0o600)
+	var m map[string]any
+	json.Unmarshal(p, &m)
+	m["transcript_path"] = rollout
+	p, _ = json.Marshal(m)
+	e := recordOne(t, h, "codex", p)
+	b := body(t, e)
+	if e.Kind != ledger.KindToolFailure || b["failed"] != true || b["exit_code"] != 2.0 || b["exit_unknown"] != nil {
+		t.Fatalf("%s %s", e.Kind, e.Body)
 	}
 }

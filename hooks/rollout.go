@@ -1,0 +1,105 @@
+package hooks
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// MaxRolloutRead bounds how much of the end of a Codex rollout file
+// ResolveExit reads looking for a call's exit status.
+const MaxRolloutRead = 4 << 20
+
+// ResolveExit fills in the exit status of a shell result that arrived
+// without one (ExitUnknown), from the one other place the runtime
+// records it. For Codex CLI that is the session's rollout file
+// (transcript_path), where the call's `exec_command_end` event carries
+// exit_code and its `function_call_output` may start "Exit code: N". It
+// reads at most MaxRolloutRead bytes from the end of the file, and
+// leaves the event as it was when the file or the call is not there.
+// It reports whether it found the status.
+func ResolveExit(e *Event) bool {
+	if e == nil || !e.ExitUnknown || e.Runtime != Codex || e.TranscriptPath == "" || e.ToolUseID == "" {
+		return false
+	}
+	code, ok := codexRolloutExit(e.TranscriptPath, e.ToolUseID)
+	if !ok {
+		return false
+	}
+	e.ExitCode = &code
+	e.ExitUnknown = false
+	if code != 0 {
+		e.Failed = true
+	}
+	return true
+}
+
+var rolloutExitLine = regexp.MustCompile(`^Exit code:? (\d+)`)
+
+// codexRolloutExit finds the exit code of call id in a rollout file,
+// newest record first.
+func codexRolloutExit(path, id string) (int, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
+	off := max(st.Size()-MaxRolloutRead, 0)
+	b, err := io.ReadAll(io.LimitReader(io.NewSectionReader(f, off, st.Size()-off), MaxRolloutRead))
+	if err != nil {
+		return 0, false
+	}
+	return rolloutExit(b, id)
+}
+
+// rolloutExit scans rollout lines (newest last) for call id's exit code.
+func rolloutExit(b []byte, id string) (int, bool) {
+	needle := []byte(strconv.Quote(id))
+	for len(b) > 0 {
+		i := bytes.LastIndexByte(bytes.TrimRight(b, "\n"), '\n')
+		line := b[i+1:]
+		if i < 0 {
+			line = b
+			b = nil
+		} else {
+			b = b[:i]
+		}
+		if !bytes.Contains(line, needle) || !gjson.ValidBytes(bytes.TrimSpace(line)) {
+			continue
+		}
+		r := gjson.ParseBytes(line)
+		p := r.Get("payload")
+		if p.Get("call_id").String() != id {
+			continue
+		}
+		switch p.Get("type").String() {
+		case "exec_command_end":
+			if c := p.Get("exit_code"); c.Type == gjson.Number {
+				return int(c.Int()), true
+			}
+		case "function_call_output", "custom_tool_call_output":
+			out := p.Get("output")
+			if out.Type == gjson.String {
+				s := out.String()
+				if m := rolloutExitLine.FindStringSubmatch(s); m != nil {
+					if c, err := strconv.Atoi(m[1]); err == nil {
+						return c, true
+					}
+				}
+				// the older JSON form: {"output":…,"metadata":{"exit_code":N}}
+				if c := gjson.Get(s, "metadata.exit_code"); c.Type == gjson.Number {
+					return int(c.Int()), true
+				}
+			}
+		}
+	}
+	return 0, false
+}
