@@ -257,6 +257,11 @@ func (e entry) String() string {
 			extra += fmt.Sprintf(" %s=%v", k, v)
 		}
 	}
+	for _, k := range []string{"tool_kind", "exit_code", "exit_unknown", "error"} {
+		if v, ok := b[k]; ok {
+			extra += fmt.Sprintf(" %s=%v", k, v)
+		}
+	}
 	return fmt.Sprintf("%d %s %s %s%s", e.Seq, e.Kind, e.Event, e.Tool, extra)
 }
 
@@ -353,6 +358,17 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 			t.Logf("CLI output:\n%s", out)
 			for i, r := range srv.Requests() {
 				t.Logf("request %d %s %s main=%v turn=%d answer=%+v (%d bytes); new since the last turn: %q", i, r.Method, r.Path, r.Main, r.Turn, r.Answer, len(r.Body), r.SinceText())
+			}
+			// Codex: the failing call's records in the rollout (where
+			// docket-ledger looks for a shell call's exit status).
+			rollouts, _ := filepath.Glob(filepath.Join(w.home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
+			for _, f := range rollouts {
+				b, _ := os.ReadFile(f)
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.Contains(l, "call_docket_01") {
+						t.Logf("rollout %s: %.1500s", filepath.Base(f), l)
+					}
+				}
 			}
 			for s, es := range w.ledger() {
 				t.Logf("ledger %s:", s)
@@ -587,10 +603,24 @@ enabled = false
 enabled = false
 `, srv.URL, w.proj))
 	w.run(w.proj, "docket", "install", "--runtime", "codex", "--bin", docketBin)
+	// Codex runs a hook entry only once it is trusted in config.toml
+	// ([hooks.state."<file>:<event>:i:j"] trusted_hash). Where docket
+	// install wrote that trust, the run relies on it; otherwise it tells
+	// Codex to skip the check for this run.
+	args := []string{"exec", "--dangerously-bypass-approvals-and-sandbox"}
+	cfg, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cfg), "[hooks.state.") {
+		t.Log("codex: hook trust written by docket install")
+	} else {
+		t.Log("codex: docket install wrote no hook trust; running with --dangerously-bypass-hook-trust")
+		args = append(args, "--dangerously-bypass-hook-trust")
+	}
 	out, code := w.agent(4*time.Minute, []string{
 		"CODEX_HOME=" + codexHome,
-	}, bin, "exec", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
-		"-C", w.proj, prompt)
+	}, bin, append(args, "-C", w.proj, prompt)...)
 	if code != 0 {
 		t.Errorf("codex exec: exit %d", code)
 	}
