@@ -318,6 +318,8 @@ const (
 	turnGoTest = iota
 	turnFail
 	turnWrite
+	turnRead
+	turnEdit
 	turnKeyRead
 	turnKeyReadRel
 	turnClaim
@@ -327,11 +329,19 @@ const (
 	turnAfter
 )
 
+// The scenario's edit of p.go.
+const (
+	editOld = "// Add returns a+b."
+	editNew = "// Add returns the sum of a and b."
+)
+
 func scenario(w *world) []modelserver.Turn {
 	return []modelserver.Turn{
 		turnGoTest:        {Tool: modelserver.Shell, Command: "go test ./..."},
 		turnFail:          {Tool: modelserver.Shell, Command: "ls /nonexistent-dir"},
 		turnWrite:         {Tool: modelserver.Write, Path: filepath.Join(w.proj, "NOTES.md"), Content: "notes\n"},
+		turnRead:          {Tool: modelserver.Read, Path: filepath.Join(w.proj, "p.go")},
+		turnEdit:          {Tool: modelserver.Edit, Path: filepath.Join(w.proj, "p.go"), Old: editOld, New: editNew},
 		turnKeyRead:       {Tool: modelserver.Shell, Command: "cat $DOCKET_HOME/keys/hmac.key"},
 		turnKeyReadRel:    {Tool: modelserver.Shell, Command: "cat ../docket/keys/hmac.key | base64"},
 		turnClaim:         {Text: claim},
@@ -346,6 +356,8 @@ type check struct {
 	rt        string   // docket's runtime name
 	shell     []string // the runtime's shell tool names in the ledger
 	write     []string // its file-writing tool names
+	read      []string // the tool that reads a file (Codex: its shell)
+	edit      []string // the tool that edits a file
 	stopEvent string   // the hook event of a stop
 }
 
@@ -353,6 +365,11 @@ type check struct {
 // after a CLI ran the scenario.
 func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, out string) {
 	t.Helper()
+	for i, r := range srv.Requests() {
+		if !r.Main {
+			t.Logf("side request %d: %s %s %s (%d bytes)", i, r.API, r.Method, r.Path, len(r.Body))
+		}
+	}
 	defer func() {
 		if t.Failed() {
 			t.Logf("CLI output:\n%s", out)
@@ -410,10 +427,20 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 			}
 		}
 	}
-	for _, n := range []int{turnWrite, turnKeyReadRel, turnClaim, turnValidateDone} {
+	for _, n := range []int{turnWrite, turnEdit, turnKeyRead, turnKeyReadRel, turnClaim, turnValidateDone} {
 		if r := srv.FirstAsking(n); r != nil {
 			t.Logf("before turn %d the model got: %q", n, r.SinceText())
 		}
+	}
+	// The read's content reached the model, and the edit was made.
+	if r := srv.FirstAsking(turnEdit); r != nil && !strings.Contains(r.SinceText(), "func Add") {
+		t.Errorf("the file read's content did not reach the model; it got:\n%s", r.SinceText())
+	}
+	if b, err := os.ReadFile(filepath.Join(w.proj, "p.go")); err != nil || !strings.Contains(string(b), editNew) {
+		t.Errorf("p.go was not edited: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(w.proj, "NOTES.md")); err != nil {
+		t.Errorf("NOTES.md was not written: %v", err)
 	}
 	// The failing command's result reached the model, and so did the
 	// judge's denial of the key read.
@@ -490,6 +517,10 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 		{"ls recorded as tool_failure", kind("tool_failure", c.shell)},
 		{"file write judged allow", judged("allow", c.write)},
 		{"file write recorded", kind("tool_call", c.write)},
+		{"file read judged allow", judged("allow", c.read)},
+		{"file read recorded", kind("tool_call", c.read)},
+		{"file edit judged allow", judged("allow", c.edit)},
+		{"file edit recorded", kind("tool_call", c.edit)},
 		{"key read judged block", judged("block", c.shell)},
 		{"relative key read judged block", judged("block", c.shell)},
 		{"claim blocked by the gate", gate("block")},
@@ -570,7 +601,7 @@ func TestClaudeCode(t *testing.T) {
 	if code != 0 {
 		t.Errorf("claude -p: exit %d", code)
 	}
-	verifyScenario(t, w, srv, check{rt: "claude", shell: []string{"Bash"}, write: []string{"Write"}, stopEvent: "Stop"}, out)
+	verifyScenario(t, w, srv, check{rt: "claude", shell: []string{"Bash"}, write: []string{"Write"}, read: []string{"Read"}, edit: []string{"Edit"}, stopEvent: "Stop"}, out)
 }
 
 func TestCodex(t *testing.T) {
@@ -624,7 +655,7 @@ enabled = false
 	if code != 0 {
 		t.Errorf("codex exec: exit %d", code)
 	}
-	verifyScenario(t, w, srv, check{rt: "codex", shell: []string{"Bash"}, write: []string{"apply_patch"}, stopEvent: "Stop"}, out)
+	verifyScenario(t, w, srv, check{rt: "codex", shell: []string{"Bash"}, write: []string{"apply_patch"}, read: []string{"Bash"}, edit: []string{"apply_patch"}, stopEvent: "Stop"}, out)
 }
 
 func TestGemini(t *testing.T) {
@@ -649,5 +680,5 @@ func TestGemini(t *testing.T) {
 	if code != 0 {
 		t.Errorf("gemini -p: exit %d", code)
 	}
-	verifyScenario(t, w, srv, check{rt: "gemini", shell: []string{"run_shell_command"}, write: []string{"write_file"}, stopEvent: "Stop"}, out)
+	verifyScenario(t, w, srv, check{rt: "gemini", shell: []string{"run_shell_command"}, write: []string{"write_file"}, read: []string{"read_file"}, edit: []string{"replace"}, stopEvent: "Stop"}, out)
 }

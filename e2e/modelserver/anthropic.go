@@ -72,6 +72,14 @@ func (s *Server) anthropic(w http.ResponseWriter, r *Request) {
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_docket_%02d", n), "name": "Write",
 				"input": map[string]any{"file_path": t.Path, "content": t.Content}})
 			stop = "tool_use"
+		case Read:
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_docket_%02d", n), "name": "Read",
+				"input": map[string]any{"file_path": t.Path}})
+			stop = "tool_use"
+		case Edit:
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_docket_%02d", n), "name": "Edit",
+				"input": map[string]any{"file_path": t.Path, "old_string": t.Old, "new_string": t.New}})
+			stop = "tool_use"
 		default:
 			blocks = append(blocks, map[string]any{"type": "text", "text": t.Text})
 		}

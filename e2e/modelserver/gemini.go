@@ -1,6 +1,7 @@
 package modelserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 )
@@ -24,7 +25,9 @@ func (s *Server) gemini(w http.ResponseWriter, r *Request, stream bool) {
 		} `json:"contents"`
 		Tools []struct {
 			FunctionDeclarations []struct {
-				Name string `json:"name"`
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+				Schema     json.RawMessage `json:"parametersJsonSchema"`
 			} `json:"functionDeclarations"`
 		} `json:"tools"`
 	}
@@ -33,10 +36,14 @@ func (s *Server) gemini(w http.ResponseWriter, r *Request, stream bool) {
 		http.Error(w, `{"error":{"code":400,"message":"bad json","status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
 		return
 	}
+	readPath := "file_path" // read_file's path parameter (older CLIs: absolute_path)
 	for _, t := range in.Tools {
 		for _, d := range t.FunctionDeclarations {
 			if d.Name == "run_shell_command" {
 				r.Main = true
+			}
+			if d.Name == "read_file" && !bytes.Contains(d.Parameters, []byte(`"file_path"`)) && !bytes.Contains(d.Schema, []byte(`"file_path"`)) {
+				readPath = "absolute_path"
 			}
 		}
 	}
@@ -72,6 +79,12 @@ func (s *Server) gemini(w http.ResponseWriter, r *Request, stream bool) {
 		case Write:
 			part = map[string]any{"functionCall": map[string]any{"name": "write_file",
 				"args": map[string]any{"file_path": t.Path, "content": t.Content}}}
+		case Read:
+			part = map[string]any{"functionCall": map[string]any{"name": "read_file",
+				"args": map[string]any{readPath: t.Path}}}
+		case Edit:
+			part = map[string]any{"functionCall": map[string]any{"name": "replace",
+				"args": map[string]any{"file_path": t.Path, "old_string": t.Old, "new_string": t.New, "instruction": "Edit the file"}}}
 		default:
 			part = map[string]any{"text": t.Text}
 		}

@@ -74,10 +74,15 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 		switch t.Tool {
 		case Shell:
 			item = codexShell(tools, callID, t.Command)
-		case Write:
-			patch := "*** Begin Patch\n*** Add File: " + t.Path + "\n"
-			for _, l := range strings.SplitAfter(strings.TrimSuffix(t.Content, "\n"), "\n") {
-				patch += "+" + strings.TrimSuffix(l, "\n") + "\n"
+		case Write, Edit:
+			var patch string
+			if t.Tool == Write {
+				patch = "*** Begin Patch\n*** Add File: " + t.Path + "\n"
+				for _, l := range strings.SplitAfter(strings.TrimSuffix(t.Content, "\n"), "\n") {
+					patch += "+" + strings.TrimSuffix(l, "\n") + "\n"
+				}
+			} else {
+				patch = "*** Begin Patch\n*** Update File: " + t.Path + "\n@@\n-" + t.Old + "\n+" + t.New + "\n"
 			}
 			patch += "*** End Patch\n"
 			switch tools["apply_patch"] {
@@ -88,6 +93,8 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 			default:
 				item = codexShell(tools, callID, "apply_patch <<'PATCH'\n"+patch+"PATCH")
 			}
+		case Read:
+			item = codexShell(tools, callID, "cat "+shellQuote(t.Path))
 		default:
 			item = textItem(n, t.Text)
 		}
@@ -139,3 +146,6 @@ func codexShell(tools map[string]string, callID, cmd string) map[string]any {
 	}
 	return fc("shell", map[string]any{"command": []string{"bash", "-lc", cmd}})
 }
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -30,6 +30,8 @@ import (
 const (
 	Shell = "shell" // run a shell command: Command
 	Write = "write" // create a file: Path (absolute) and Content
+	Read  = "read"  // read a file: Path (a shell cat where the CLI has no read tool)
+	Edit  = "edit"  // replace Old with New in the file at Path
 )
 
 // Turn is one answer of the scripted model: a tool call (Tool set) or a
@@ -39,6 +41,8 @@ type Turn struct {
 	Command string // Shell
 	Path    string // Write: absolute path
 	Content string // Write
+	Old     string // Edit: the text to replace (one line)
+	New     string // Edit: its replacement (one line)
 	Text    string // a text answer
 
 	// Dynamic, when set, computes the turn from the request that asks for
