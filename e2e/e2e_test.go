@@ -97,7 +97,12 @@ func goEnv(t *testing.T, name string) string {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	root := t.TempDir()
+	return newWorldIn(t, t.TempDir())
+}
+
+// newWorldIn makes a world under root.
+func newWorldIn(t *testing.T, root string) *world {
+	t.Helper()
 	w := &world{t: t, root: root, home: filepath.Join(root, "home"), docket: filepath.Join(root, "docket"), proj: filepath.Join(root, "proj")}
 	for _, d := range []string{w.home, w.proj, filepath.Join(root, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -469,6 +474,14 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 		if r := srv.FirstAsking(n); r != nil && r.Answer.Tool != modelserver.Shell {
 			t.Errorf("turn %d: no validate command in the conversation: %q", n, r.Answer.Text)
 		}
+		// What the validate command printed reached the model.
+		if r := srv.FirstAsking(n + 1); r != nil && !strings.Contains(r.SinceText(), "PASS") {
+			t.Errorf("turn %d: docket validate did not pass; the model got:\n%s", n, r.SinceText())
+		}
+	}
+	// The scenario's own go test ran and passed.
+	if r := srv.FirstAsking(turnGoTest + 1); r != nil && !strings.Contains(r.SinceText(), "ok  \texample.com/proj") {
+		t.Errorf("go test ./... did not pass in the CLI's shell; the model got:\n%s", r.SinceText())
 	}
 
 	// The ledger: one session, in order.
@@ -604,11 +617,40 @@ func TestClaudeCode(t *testing.T) {
 	verifyScenario(t, w, srv, check{rt: "claude", shell: []string{"Bash"}, write: []string{"Write"}, read: []string{"Read"}, edit: []string{"Edit"}, stopEvent: "Stop"}, out)
 }
 
-func TestCodex(t *testing.T) {
+// TestCodex runs Codex CLI with its sandbox and approvals off, as
+// automation does.
+func TestCodex(t *testing.T) { testCodex(t, false) }
+
+// TestCodexSandboxed runs Codex CLI in its default workspace-write
+// sandbox, where a command may write only in the project, the temporary
+// directories and the writable roots config.toml names: `docket
+// validate` must still reach the state root.
+func TestCodexSandboxed(t *testing.T) { testCodex(t, true) }
+
+func testCodex(t *testing.T, sandboxed bool) {
 	t.Parallel()
 	bin := requireCLI(t, "codex")
-	w := newWorld(t)
+	var w *world
+	if sandboxed {
+		// Not under /tmp, which the sandbox leaves writable: the state
+		// root must be outside every default writable root, as
+		// ~/.local/state/docket is.
+		root, err := os.MkdirTemp("/var/tmp", "docket-e2e-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(root) })
+		w = newWorldIn(t, root)
+	} else {
+		w = newWorld(t)
+	}
 	srv := startModel(t, w)
+	sandboxRoots := ""
+	if sandboxed {
+		// The user lets go write its build cache from the sandbox; the
+		// state root is docket install's to add.
+		sandboxRoots = fmt.Sprintf("\n[sandbox_workspace_write]\nwritable_roots = [%q]\n", goEnv(t, "GOCACHE"))
+	}
 	codexHome := filepath.Join(w.home, ".codex")
 	w.writeFile(filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "scripted"
@@ -626,19 +668,22 @@ trust_level = "trusted"
 
 [features]
 plugins = false
-
+%s
 [analytics]
 enabled = false
 
 [feedback]
 enabled = false
-`, srv.URL, w.proj))
+`, srv.URL, w.proj, sandboxRoots))
 	w.run(w.proj, "docket", "install", "--runtime", "codex", "--bin", docketBin)
 	// Codex runs a hook entry only once it is trusted in config.toml
 	// ([hooks.state."<file>:<event>:i:j"] trusted_hash). Where docket
 	// install wrote that trust, the run relies on it; otherwise it tells
 	// Codex to skip the check for this run.
 	args := []string{"exec", "--dangerously-bypass-approvals-and-sandbox"}
+	if sandboxed {
+		args = []string{"exec", "--sandbox", "workspace-write"}
+	}
 	cfg, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
 	if err != nil {
 		t.Fatal(err)
