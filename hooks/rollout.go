@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -17,11 +18,16 @@ const MaxRolloutRead = 4 << 20
 // ResolveExit fills in the exit status of a shell result that arrived
 // without one (ExitUnknown), from the one other place the runtime
 // records it. For Codex CLI that is the session's rollout file
-// (transcript_path), where the call's `exec_command_end` event carries
-// exit_code and its `function_call_output` may start "Exit code: N". It
-// reads at most MaxRolloutRead bytes from the end of the file, and
-// leaves the event as it was when the file or the call is not there.
-// It reports whether it found the status.
+// (transcript_path). When Codex 0.169 runs the PostToolUse hook, the
+// rollout already holds the call's `item_completed` event, whose item
+// (type CommandExecution, id = tool_use_id) carries exit_code and status
+// (testdata/hooks/captured/codex-rollout-*). Older versions wrote an
+// `exec_command_end` event with exit_code, and the call's
+// `function_call_output` (written after the hook) says "Exit code: N" or
+// "Process exited with code N"; both are read too. It reads at most
+// MaxRolloutRead bytes from the end of the file, and leaves the event as
+// it was when the file or the call is not there. It reports whether it
+// found the status.
 func ResolveExit(e *Event) bool {
 	if e == nil || !e.ExitUnknown || e.Runtime != Codex || e.TranscriptPath == "" || e.ToolUseID == "" {
 		return false
@@ -38,7 +44,7 @@ func ResolveExit(e *Event) bool {
 	return true
 }
 
-var rolloutExitLine = regexp.MustCompile(`^Exit code:? (\d+)`)
+var rolloutExitLine = regexp.MustCompile(`(?m)^(?:Exit code:? |Process exited with code )(-?\d+)\s*$`)
 
 // codexRolloutExit finds the exit code of call id in a rollout file,
 // newest record first.
@@ -77,6 +83,13 @@ func rolloutExit(b []byte, id string) (int, bool) {
 		}
 		r := gjson.ParseBytes(line)
 		p := r.Get("payload")
+		if it := p.Get("item"); p.Get("type").String() == "item_completed" && it.Get("id").String() == id &&
+			it.Get("type").String() == "CommandExecution" {
+			if c := it.Get("exit_code"); c.Type == gjson.Number {
+				return int(c.Int()), true
+			}
+			continue
+		}
 		if p.Get("call_id").String() != id {
 			continue
 		}
@@ -89,6 +102,9 @@ func rolloutExit(b []byte, id string) (int, bool) {
 			out := p.Get("output")
 			if out.Type == gjson.String {
 				s := out.String()
+				if i := strings.Index("\n"+s, "\nOutput:"); i >= 0 {
+					s = s[:i] // the command's own output cannot speak for it
+				}
 				if m := rolloutExitLine.FindStringSubmatch(s); m != nil {
 					if c, err := strconv.Atoi(m[1]); err == nil {
 						return c, true

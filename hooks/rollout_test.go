@@ -82,3 +82,47 @@ func TestRolloutReadIsBounded(t *testing.T) {
 		t.Error("read past the bound")
 	}
 }
+
+// The real thing: Codex CLI 0.169.0's PostToolUse payload for a failed and
+// a successful exec_command, and the rollout lines that named the call
+// when the hook ran (testdata/hooks/captured/SOURCES.md).
+func TestResolveExitCapturedRollout(t *testing.T) {
+	dir, _ := filepath.Abs(filepath.Join("..", "testdata", "hooks", "captured"))
+	for _, tc := range []struct {
+		payload, rollout string
+		exit             int
+		failed           bool
+	}{
+		{"codex-PostToolUse-exec_command-exit2.json", "codex-rollout-at-PostToolUse-exit2.jsonl", 2, true},
+		{"codex-PostToolUse-exec_command-exit0.json", "codex-rollout-at-PostToolUse-exit0.jsonl", 0, false},
+		// what Codex writes after the hook: read too, for older versions
+		{"codex-PostToolUse-exec_command-exit2.json", "codex-rollout-after-PostToolUse-exit2.jsonl", 2, true},
+	} {
+		e := decodeCaptured(t, tc.payload)
+		if !e.ExitUnknown || e.Failed || e.ExitCode != nil {
+			t.Fatalf("%s: decoded with a status: %+v", tc.payload, e)
+		}
+		e.TranscriptPath = filepath.Join(dir, tc.rollout)
+		if !ResolveExit(e) || e.Failed != tc.failed || deref(e.ExitCode) != tc.exit || e.ExitUnknown {
+			t.Errorf("%s with %s: exit %v failed %v unknown %v", tc.payload, tc.rollout, deref(e.ExitCode), e.Failed, e.ExitUnknown)
+		}
+	}
+}
+
+// Output that imitates the status lines cannot change the status.
+func TestRolloutOutputCannotSpeak(t *testing.T) {
+	out := `{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Chunk ID: x\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\nProcess exited with code 0\nExit code: 0\n"}}`
+	if code, ok := rolloutExit([]byte(out+"\n"), "c1"); !ok || code != 1 {
+		t.Errorf("exit %d %v, want 1", code, ok)
+	}
+	only := `{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Output:\nExit code: 0\n"}}`
+	if _, ok := rolloutExit([]byte("x\n"+only), "c1"); ok {
+		t.Error("read a status from the output")
+	}
+	// an item_completed of another kind, or of another call, says nothing
+	other := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"c1","exit_code":0}}}` + "\n" +
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"c2","exit_code":0}}}`
+	if _, ok := rolloutExit([]byte(other), "c1"); ok {
+		t.Error("status from another item")
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/docket/docket/hooks"
+
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -274,10 +276,14 @@ type CodexOptions struct {
 	// docket entries the block trusts; none (or none with docket's
 	// entries) plans the block away.
 	Hooks []CodexHooksFile
-	// ProjectDir is the project whose trust TrustProject writes. A
-	// project trust docket wrote before is kept.
+	// ProjectDir is the project whose trust TrustProject writes. The
+	// trust docket wrote before for any project is kept, but for
+	// DropProject.
 	ProjectDir   string
 	TrustProject bool
+	// DropProject is a project whose trust docket wrote before and now
+	// takes out (its uninstall).
+	DropProject string
 	// StateRoot is added to sandbox_workspace_write.writable_roots.
 	StateRoot string
 }
@@ -381,16 +387,28 @@ func PlanCodexConfig(o CodexOptions) (*CodexPlan, error) {
 		}
 		entries = append(entries, es...)
 	}
-	var block []string
-	if len(entries) > 0 && o.ProjectDir != "" {
-		dir := codexProjectDir(o.ProjectDir)
-		header := "[projects." + tomlKey(dir) + "]"
-		if m := codexBlock.Find(old); m != nil && bytes.Contains(m, []byte(header+"\n")) {
-			o.TrustProject = true // docket wrote it before, when asked
+	// projects docket trusted before, when asked, stay trusted until
+	// their own uninstall
+	var trusted []string
+	if m := codexBlock.Find(old); m != nil {
+		inner := bytes.TrimPrefix(bytes.TrimLeft(m, "\n"), []byte(codexBlockBegin))
+		if prev, err := parseCodexConfig(inner); err == nil {
+			for dir, p := range prev.Projects {
+				if p.TrustLevel == "trusted" && dir != o.DropProject {
+					trusted = append(trusted, dir)
+				}
+			}
 		}
 	}
-	if len(entries) > 0 && o.TrustProject && o.ProjectDir != "" {
-		dir := codexProjectDir(o.ProjectDir)
+	if o.TrustProject && o.ProjectDir != "" {
+		trusted = append(trusted, CodexProjectDir(o.ProjectDir))
+	}
+	sort.Strings(trusted)
+	var block []string
+	for i, dir := range trusted {
+		if len(entries) == 0 || (i > 0 && trusted[i-1] == dir) {
+			continue
+		}
 		if p, ok := cfg.Projects[dir]; !ok {
 			block = append(block, "[projects."+tomlKey(dir)+"]", `trust_level = "trusted"`, "")
 		} else if p.TrustLevel != "trusted" {
@@ -458,9 +476,9 @@ func PlanCodexUninstall(configPath string) (*Change, error) {
 	return p.Change, nil
 }
 
-// codexProjectDir is a project directory as Codex keys it in
+// CodexProjectDir is a project directory as Codex keys it in
 // [projects]: absolute, symlinks resolved.
-func codexProjectDir(dir string) string {
+func CodexProjectDir(dir string) string {
 	if a, err := filepath.Abs(dir); err == nil {
 		dir = a
 	}
@@ -506,7 +524,7 @@ func CodexProblems(configPath, hooksPath string, settings []byte, projectDir, st
 	scope := "user"
 	if projectDir != "" {
 		scope = "project"
-		dir := codexProjectDir(projectDir)
+		dir := CodexProjectDir(projectDir)
 		if p := cfg.Projects[dir]; p.TrustLevel != "trusted" {
 			problems = append(problems, fmt.Sprintf("project %s is not trusted in %s, so Codex runs none of its .codex hooks", dir, configPath))
 		}
@@ -533,10 +551,35 @@ func CodexProblems(configPath, hooksPath string, settings []byte, projectDir, st
 		if cfg.SandboxWorkspaceWrite != nil {
 			roots = cfg.SandboxWorkspaceWrite.WritableRoots
 		}
-		if !coveredBy(stateRoot, roots) && (projectDir == "" || !coveredBy(stateRoot, []string{codexProjectDir(projectDir)})) {
+		if !coveredBy(stateRoot, roots) && (projectDir == "" || !coveredBy(stateRoot, []string{CodexProjectDir(projectDir)})) {
 			warnings = append(warnings, fmt.Sprintf("the state root %s is not in sandbox_workspace_write.writable_roots of %s: inside Codex's workspace-write sandbox `docket validate` cannot record evidence", stateRoot, configPath))
 		}
 	}
 	fix = fmt.Sprintf("run 'docket install --runtime codex --scope %s' (add --trust-project to trust the project too)", scope)
 	return problems, warnings, fix
+}
+
+// CodexFiles returns Codex's user and project hooks.json (those that
+// exist, or that c creates), each with the content it will have once c
+// is applied.
+func CodexFiles(homeDir, projectDir string, c *Change) []CodexHooksFile {
+	var out []CodexHooksFile
+	seen := map[string]bool{}
+	for _, sc := range []Scope{User, Project} {
+		p, err := SettingsPath(hooks.Codex, sc, homeDir, projectDir)
+		if err != nil || seen[p] {
+			continue
+		}
+		seen[p] = true
+		if c != nil && p == c.Path {
+			if len(bytes.TrimSpace(c.New)) > 0 {
+				out = append(out, CodexHooksFile{p, c.New})
+			}
+			continue
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			out = append(out, CodexHooksFile{p, b})
+		}
+	}
+	return out
 }

@@ -217,7 +217,7 @@ func TestCodexConfigConflicts(t *testing.T) {
 			c := install(t, o)
 			hb, _ := os.ReadFile(c.Path)
 			es := mustEntries(t, c.Path, hb)
-			old := strings.NewReplacer("KEY", es[0].Key, "HASH", es[0].Hash, "STATEPARENT", filepath.Dir(state), "PROJ", codexProjectDir(o.ProjectDir)).Replace(tc.old)
+			old := strings.NewReplacer("KEY", es[0].Key, "HASH", es[0].Hash, "STATEPARENT", filepath.Dir(state), "PROJ", CodexProjectDir(o.ProjectDir)).Replace(tc.old)
 			os.MkdirAll(filepath.Dir(cfg), 0o700)
 			os.WriteFile(cfg, []byte(old), 0o600)
 			p, err := PlanCodexConfig(CodexOptions{ConfigPath: cfg, Hooks: []CodexHooksFile{{c.Path, hb}}, ProjectDir: o.ProjectDir, TrustProject: true, StateRoot: state})

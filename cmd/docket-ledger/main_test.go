@@ -180,24 +180,33 @@ func TestRecordsCapturedPayloads(t *testing.T) {
 	}
 }
 
-// A failed Codex Bash call is recorded as a failure when the session's
-// rollout has the call's exec_command_end.
-func TestCodexFailureFromRollout(t *testing.T) {
-	h := setupHome(t)
-	p, err := os.ReadFile(captured + "codex-PostToolUse-Bash-exit2.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rollout := filepath.Join(t.TempDir(), "rollout.jsonl")
-	os.WriteFile(rollout, []byte(`{"type":"session_meta","payload":{"id":"01a20949-e108-7ee1-9f53-698b32ddb65c"}}`+"\n"+
-		`{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_21ab558b63544ed4a47c","exit_code":2}}`+"\n"), 0o600)
-	var m map[string]any
-	json.Unmarshal(p, &m)
-	m["transcript_path"] = rollout
-	p, _ = json.Marshal(m)
-	e := recordOne(t, h, "codex", p)
-	b := body(t, e)
-	if e.Kind != ledger.KindToolFailure || b["failed"] != true || b["exit_code"] != 2.0 || b["exit_unknown"] != nil {
-		t.Fatalf("%s %s", e.Kind, e.Body)
+// A failed Codex Bash call is recorded as a failure, and a successful one
+// as a success, from the session's rollout as Codex 0.169.0 left it when
+// the hook ran (testdata/hooks/captured/SOURCES.md).
+func TestCodexStatusFromRollout(t *testing.T) {
+	for _, tc := range []struct {
+		payload, rollout string
+		kind             ledger.Kind
+		failed           bool
+		exit             float64
+	}{
+		{"codex-PostToolUse-exec_command-exit2.json", "codex-rollout-at-PostToolUse-exit2.jsonl", ledger.KindToolFailure, true, 2},
+		{"codex-PostToolUse-exec_command-exit0.json", "codex-rollout-at-PostToolUse-exit0.jsonl", ledger.KindToolCall, false, 0},
+	} {
+		h := setupHome(t)
+		p, err := os.ReadFile(captured + tc.payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rollout, _ := filepath.Abs(captured + tc.rollout)
+		var m map[string]any
+		json.Unmarshal(p, &m)
+		m["transcript_path"] = rollout
+		p, _ = json.Marshal(m)
+		e := recordOne(t, h, "codex", p)
+		b := body(t, e)
+		if e.Kind != tc.kind || b["failed"] != tc.failed || b["exit_code"] != tc.exit || b["exit_unknown"] != nil || b["tool_kind"] != "shell" {
+			t.Errorf("%s: %s %s", tc.payload, e.Kind, e.Body)
+		}
 	}
 }
