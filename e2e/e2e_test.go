@@ -19,11 +19,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/e2e/modelserver"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // docketBin is the directory of docket's binaries, built once by TestMain.
@@ -645,12 +647,6 @@ func testCodex(t *testing.T, sandboxed bool) {
 		w = newWorld(t)
 	}
 	srv := startModel(t, w)
-	sandboxRoots := ""
-	if sandboxed {
-		// The user lets go write its build cache from the sandbox; the
-		// state root is docket install's to add.
-		sandboxRoots = fmt.Sprintf("\n[sandbox_workspace_write]\nwritable_roots = [%q]\n", goEnv(t, "GOCACHE"))
-	}
 	codexHome := filepath.Join(w.home, ".codex")
 	w.writeFile(filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "scripted"
@@ -668,31 +664,42 @@ trust_level = "trusted"
 
 [features]
 plugins = false
-%s
+
 [analytics]
 enabled = false
 
 [feedback]
 enabled = false
-`, srv.URL, w.proj, sandboxRoots))
-	w.run(w.proj, "docket", "install", "--runtime", "codex", "--bin", docketBin)
+`, srv.URL, w.proj))
+	t.Logf("docket install --runtime codex:\n%s", w.run(w.proj, "docket", "install", "--runtime", "codex", "--bin", docketBin))
 	// Codex runs a hook entry only once it is trusted in config.toml
-	// ([hooks.state."<file>:<event>:i:j"] trusted_hash). Where docket
-	// install wrote that trust, the run relies on it; otherwise it tells
-	// Codex to skip the check for this run.
-	args := []string{"exec", "--dangerously-bypass-approvals-and-sandbox"}
-	if sandboxed {
-		args = []string{"exec", "--sandbox", "workspace-write"}
-	}
+	// ([hooks.state."<file>:<event>:i:j"] trusted_hash): the run relies
+	// on the trust docket install wrote (no --dangerously-bypass-hook-trust).
 	cfg, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(cfg), "[hooks.state.") {
-		t.Log("codex: hook trust written by docket install")
-	} else {
-		t.Log("codex: docket install wrote no hook trust; running with --dangerously-bypass-hook-trust")
-		args = append(args, "--dangerously-bypass-hook-trust")
+	args := []string{"exec", "--dangerously-bypass-approvals-and-sandbox"}
+	if sandboxed {
+		// docket install must have made the state root writable in the
+		// sandbox; the user adds go's build cache to the same list.
+		var c struct {
+			SWW struct {
+				Roots []string `toml:"writable_roots"`
+			} `toml:"sandbox_workspace_write"`
+		}
+		if err := toml.Unmarshal(cfg, &c); err != nil {
+			t.Fatalf("parse config.toml: %v", err)
+		}
+		if !slices.Contains(c.SWW.Roots, w.docket) {
+			t.Errorf("docket install did not add the state root %s to sandbox_workspace_write.writable_roots %q", w.docket, c.SWW.Roots)
+		}
+		roots, _ := json.Marshal(append(c.SWW.Roots, goEnv(t, "GOCACHE")))
+		args = []string{"exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.writable_roots=" + string(roots)}
+	}
+	t.Logf("%s after docket install:\n%s", filepath.Join(codexHome, "config.toml"), cfg)
+	if !strings.Contains(string(cfg), "[hooks.state.") {
+		t.Errorf("docket install wrote no hook trust into %s: Codex would run none of docket's hooks", filepath.Join(codexHome, "config.toml"))
 	}
 	out, code := w.agent(4*time.Minute, []string{
 		"CODEX_HOME=" + codexHome,
