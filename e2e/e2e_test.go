@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,27 +29,42 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// docketBin is the directory of docket's binaries, built once by TestMain.
-var docketBin string
+// docketBin is the directory of docket's binaries, built by the first
+// test that runs a CLI (so skipped tests cost no build).
+var (
+	docketBin string
+	buildOnce sync.Once
+	buildErr  error
+)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "docket-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/...")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: build docket: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	docketBin = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	if docketBin != "" {
+		os.RemoveAll(docketBin)
+	}
 	os.Exit(code)
+}
+
+// buildDocket builds docket's binaries into docketBin once.
+func buildDocket(t *testing.T) {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "docket-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		docketBin = dir
+		cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/...")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build docket: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
 }
 
 // cliDir returns the directory holding the CLIs (and node, where they
@@ -105,6 +121,7 @@ func newWorld(t *testing.T) *world {
 // newWorldIn makes a world under root.
 func newWorldIn(t *testing.T, root string) *world {
 	t.Helper()
+	buildDocket(t)
 	w := &world{t: t, root: root, home: filepath.Join(root, "home"), docket: filepath.Join(root, "docket"), proj: filepath.Join(root, "proj")}
 	for _, d := range []string{w.home, w.proj, filepath.Join(root, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
