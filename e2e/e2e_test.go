@@ -598,11 +598,11 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 	}
 }
 
-// startModel starts the scripted model for w's scenario, also as the
-// CLIs' proxy, until the test ends.
-func startModel(t *testing.T, w *world) *modelserver.Server {
+// startModel starts the scripted model for script, also as the CLIs'
+// proxy, until the test ends.
+func startModel(t *testing.T, w *world, script []modelserver.Turn) *modelserver.Server {
 	t.Helper()
-	srv, err := modelserver.Start(scenario(w))
+	srv, err := modelserver.Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -613,11 +613,25 @@ func startModel(t *testing.T, w *world) *modelserver.Server {
 
 const prompt = "Make the tests pass, then tell me when you are done."
 
+// Each runtime's names, as the scenario checks them.
+var (
+	claudeCheck = check{rt: "claude", shell: []string{"Bash"}, write: []string{"Write"}, read: []string{"Read"}, edit: []string{"Edit"}, stopEvent: "Stop"}
+	codexCheck  = check{rt: "codex", shell: []string{"Bash"}, write: []string{"apply_patch"}, read: []string{"Bash"}, edit: []string{"apply_patch"}, stopEvent: "Stop"}
+	geminiCheck = check{rt: "gemini", shell: []string{"run_shell_command"}, write: []string{"write_file"}, read: []string{"read_file"}, edit: []string{"replace"}, stopEvent: "Stop"}
+)
+
 func TestClaudeCode(t *testing.T) {
 	t.Parallel()
 	bin := requireCLI(t, "claude")
 	w := newWorld(t)
-	srv := startModel(t, w)
+	srv, out := runClaude(t, w, bin, scenario(w))
+	verifyScenario(t, w, srv, claudeCheck, out)
+}
+
+// runClaude wires w for Claude Code and runs `claude -p` against script.
+func runClaude(t *testing.T, w *world, bin string, script []modelserver.Turn) (*modelserver.Server, string) {
+	t.Helper()
+	srv := startModel(t, w, script)
 	w.run(w.proj, "docket", "install", "--runtime", "claude", "--bin", docketBin)
 	out, code := w.agent(4*time.Minute, []string{
 		"ANTHROPIC_BASE_URL=" + srv.URL,
@@ -633,37 +647,43 @@ func TestClaudeCode(t *testing.T) {
 	if code != 0 {
 		t.Errorf("claude -p: exit %d", code)
 	}
-	verifyScenario(t, w, srv, check{rt: "claude", shell: []string{"Bash"}, write: []string{"Write"}, read: []string{"Read"}, edit: []string{"Edit"}, stopEvent: "Stop"}, out)
+	return srv, out
 }
 
 // TestCodex runs Codex CLI with its sandbox and approvals off, as
 // automation does.
-func TestCodex(t *testing.T) { testCodex(t, false) }
+func TestCodex(t *testing.T) {
+	t.Parallel()
+	bin := requireCLI(t, "codex")
+	w := newWorld(t)
+	srv, out := runCodex(t, w, bin, scenario(w), false)
+	verifyScenario(t, w, srv, codexCheck, out)
+}
 
 // TestCodexSandboxed runs Codex CLI in its default workspace-write
 // sandbox, where a command may write only in the project, the temporary
 // directories and the writable roots config.toml names: `docket
 // validate` must still reach the state root.
-func TestCodexSandboxed(t *testing.T) { testCodex(t, true) }
-
-func testCodex(t *testing.T, sandboxed bool) {
+func TestCodexSandboxed(t *testing.T) {
 	t.Parallel()
 	bin := requireCLI(t, "codex")
-	var w *world
-	if sandboxed {
-		// Not under /tmp, which the sandbox leaves writable: the state
-		// root must be outside every default writable root, as
-		// ~/.local/state/docket is.
-		root, err := os.MkdirTemp("/var/tmp", "docket-e2e-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(root) })
-		w = newWorldIn(t, root)
-	} else {
-		w = newWorld(t)
+	// Not under /tmp, which the sandbox leaves writable: the state root
+	// must be outside every default writable root, as
+	// ~/.local/state/docket is.
+	root, err := os.MkdirTemp("/var/tmp", "docket-e2e-")
+	if err != nil {
+		t.Fatal(err)
 	}
-	srv := startModel(t, w)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	w := newWorldIn(t, root)
+	srv, out := runCodex(t, w, bin, scenario(w), true)
+	verifyScenario(t, w, srv, codexCheck, out)
+}
+
+// runCodex wires w for Codex CLI and runs `codex exec` against script.
+func runCodex(t *testing.T, w *world, bin string, script []modelserver.Turn, sandboxed bool) (*modelserver.Server, string) {
+	t.Helper()
+	srv := startModel(t, w, script)
 	codexHome := filepath.Join(w.home, ".codex")
 	w.writeFile(filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "scripted"
@@ -696,6 +716,10 @@ enabled = false
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%s after docket install:\n%s", filepath.Join(codexHome, "config.toml"), cfg)
+	if !strings.Contains(string(cfg), "[hooks.state.") {
+		t.Errorf("docket install wrote no hook trust into %s: Codex would run none of docket's hooks", filepath.Join(codexHome, "config.toml"))
+	}
 	args := []string{"exec", "--dangerously-bypass-approvals-and-sandbox"}
 	if sandboxed {
 		// docket install must have made the state root writable in the
@@ -714,24 +738,27 @@ enabled = false
 		roots, _ := json.Marshal(append(c.SWW.Roots, goEnv(t, "GOCACHE")))
 		args = []string{"exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.writable_roots=" + string(roots)}
 	}
-	t.Logf("%s after docket install:\n%s", filepath.Join(codexHome, "config.toml"), cfg)
-	if !strings.Contains(string(cfg), "[hooks.state.") {
-		t.Errorf("docket install wrote no hook trust into %s: Codex would run none of docket's hooks", filepath.Join(codexHome, "config.toml"))
-	}
 	out, code := w.agent(4*time.Minute, []string{
 		"CODEX_HOME=" + codexHome,
 	}, bin, append(args, "-C", w.proj, prompt)...)
 	if code != 0 {
 		t.Errorf("codex exec: exit %d", code)
 	}
-	verifyScenario(t, w, srv, check{rt: "codex", shell: []string{"Bash"}, write: []string{"apply_patch"}, read: []string{"Bash"}, edit: []string{"apply_patch"}, stopEvent: "Stop"}, out)
+	return srv, out
 }
 
 func TestGemini(t *testing.T) {
 	t.Parallel()
 	bin := requireCLI(t, "gemini")
 	w := newWorld(t)
-	srv := startModel(t, w)
+	srv, out := runGemini(t, w, bin, scenario(w))
+	verifyScenario(t, w, srv, geminiCheck, out)
+}
+
+// runGemini wires w for Gemini CLI and runs `gemini -p` against script.
+func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*modelserver.Server, string) {
+	t.Helper()
+	srv := startModel(t, w, script)
 	w.writeFile(filepath.Join(w.home, ".gemini", "settings.json"), `{
   "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
   "privacy": {"usageStatisticsEnabled": false},
@@ -749,5 +776,64 @@ func TestGemini(t *testing.T) {
 	if code != 0 {
 		t.Errorf("gemini -p: exit %d", code)
 	}
-	verifyScenario(t, w, srv, check{rt: "gemini", shell: []string{"run_shell_command"}, write: []string{"write_file"}, read: []string{"read_file"}, edit: []string{"replace"}, stopEvent: "Stop"}, out)
+	return srv, out
+}
+
+// retraction is a final message with no claim in it.
+const retraction = "I have not verified anything yet; the test suite has not been run."
+
+// TestRetraction: after a blocked claim the model takes it back and
+// stops without evidence. The stop must be allowed: the gate judges the
+// message the model ends with, not every word of the turn (Gemini CLI
+// hands AfterAgent all of the turn's text, the blocked claim included).
+func TestRetraction(t *testing.T) {
+	t.Parallel()
+	script := []modelserver.Turn{{Text: claim}, {Text: retraction}}
+	runs := []struct {
+		cli  string
+		stop string
+		run  func(t *testing.T, w *world, bin string) (*modelserver.Server, string)
+	}{
+		{"claude", "Stop", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
+			return runClaude(t, w, bin, script)
+		}},
+		{"codex", "Stop", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
+			return runCodex(t, w, bin, script, false)
+		}},
+		{"gemini", "Stop", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
+			return runGemini(t, w, bin, script)
+		}},
+	}
+	for _, r := range runs {
+		t.Run(r.cli, func(t *testing.T) {
+			t.Parallel()
+			bin := requireCLI(t, r.cli)
+			w := newWorld(t)
+			srv, out := r.run(t, w, bin)
+			if req := srv.FirstAsking(1); req == nil || !strings.Contains(req.SinceText(), "claim done") {
+				t.Errorf("the claim's block reason did not reach the model")
+			}
+			if req := srv.FirstAsking(2); req != nil {
+				t.Errorf("the retraction was blocked; the CLI sent:\n%s", req.SinceText())
+			}
+			var gates []string
+			for _, es := range w.ledger() {
+				for _, e := range es {
+					if e.Kind == "gate_decision" && e.Event == r.stop {
+						gates = append(gates, fmt.Sprint(e.body()["decision"]))
+					}
+				}
+			}
+			// A message without claims is let through without an entry.
+			if strings.Join(gates, ",") != "block" {
+				t.Errorf("gate decisions %q, want one block (the claim) and nothing for the retraction", gates)
+			}
+			for _, o := range srv.Outbound() {
+				t.Errorf("the CLI tried to reach another host: %s", o)
+			}
+			if t.Failed() {
+				t.Logf("CLI output:\n%s", out)
+			}
+		})
+	}
 }
