@@ -116,6 +116,7 @@ func TestExitCodeLineForms(t *testing.T) {
 		{`"Exit code: 1\nWall time: 0 seconds\nOutput:\nerror: patch failed\n"`, 1, true},
 		{`"Exit code 2\nboom"`, 2, true},
 		{`"Error: Exit code 127\nsh: nope: not found"`, 127, true},
+		{`{"output":"boom","metadata":{"exit_code":3,"duration_seconds":0.1}}`, 3, true},
 		// not at the start: output that merely mentions it
 		{`"the log said Exit code: 1"`, nil, false},
 	} {

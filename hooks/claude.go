@@ -86,7 +86,7 @@ func classifyFailure(e *Event) {
 	if r.Get("interrupted").Bool() {
 		e.Interrupted = true
 	}
-	for _, k := range []string{"exit_code", "exitCode", "returncode"} {
+	for _, k := range []string{"exit_code", "exitCode", "returncode", "metadata.exit_code"} {
 		if v := r.Get(k); v.Type == gjson.Number {
 			code := int(v.Int())
 			e.ExitCode = &code

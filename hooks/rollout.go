@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"regexp"
@@ -58,13 +59,23 @@ func codexRolloutExit(path, id string) (int, bool) {
 	if err != nil || !st.Mode().IsRegular() {
 		return 0, false
 	}
-	off := max(st.Size()-MaxRolloutRead, 0)
-	b, err := io.ReadAll(io.LimitReader(io.NewSectionReader(f, off, st.Size()-off), MaxRolloutRead))
-	if err != nil {
-		return 0, false
+	// the record was written just before the hook ran: look at the end
+	// first, then further back
+	for _, n := range []int64{rolloutFirstRead, MaxRolloutRead} {
+		off := max(st.Size()-n, 0)
+		b := make([]byte, st.Size()-off)
+		if k, err := f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && k == len(b)) {
+			return 0, false
+		}
+		if code, ok := rolloutExit(b, id); ok || off == 0 {
+			return code, ok
+		}
 	}
-	return rolloutExit(b, id)
+	return 0, false
 }
+
+// rolloutFirstRead is how much of the rollout's end is read first.
+const rolloutFirstRead = 64 << 10
 
 // rolloutExit scans rollout lines (newest last) for call id's exit code.
 func rolloutExit(b []byte, id string) (int, bool) {

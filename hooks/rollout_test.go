@@ -126,3 +126,17 @@ func TestRolloutOutputCannotSpeak(t *testing.T) {
 		t.Error("status from another item")
 	}
 }
+
+// BenchmarkResolveExit is the cost docket-ledger pays per Codex shell
+// result: the call's record at the end of an 8 MiB rollout.
+func BenchmarkResolveExit(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "r.jsonl")
+	filler := strings.Repeat(`{"type":"event_msg","payload":{"type":"token_count","info":"`+strings.Repeat("x", 200)+`"}}`+"\n", (8<<20)/250)
+	os.WriteFile(p, []byte(filler+rolloutEnd2+"\n"), 0o600)
+	for b.Loop() {
+		e := &Event{Runtime: Codex, Name: PostToolUse, ToolName: "Bash", ExitUnknown: true, TranscriptPath: p, ToolUseID: "call_21ab558b63544ed4a47c"}
+		if !ResolveExit(e) {
+			b.Fatal("not found")
+		}
+	}
+}

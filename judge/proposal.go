@@ -257,7 +257,6 @@ func Assemble(ev *hooks.Event, tools *policies.Tools) (*ActionProposal, error) {
 	p.ExpectedConsequence.SystemsChanged = []string{}
 	p.Context.Cwd = ev.Cwd
 	p.Context.ToolKind = ev.Kind()
-	p.Context.Paths = ev.Paths()
 	p.Context.PermissionMode = ev.PermissionMode
 	p.Context.AgentType = ev.AgentType
 	root, branch := gitInfo(ev.Cwd)
@@ -341,6 +340,8 @@ func gitInfo(cwd string) (root, branch string) {
 // supplied is read.
 func Classify(p *ActionProposal, tools *policies.Tools) {
 	spec, found := tools.Lookup(p.Tool.Name)
+	// the paths of the input as it now stands (an amendment may change them)
+	p.Context.Paths = (&hooks.Event{ToolName: p.Tool.Name, ToolKind: p.Context.ToolKind, ToolInput: p.Input}).Paths()
 	p.Context.Alias = ""
 	if !found {
 		if alias := kindAlias(p.Context.ToolKind); alias != "" {

@@ -214,3 +214,24 @@ func TestInstallCodexTrust(t *testing.T) {
 		t.Errorf("after uninstall %q, want %q", b, userCfg)
 	}
 }
+
+// Gemini CLI's switch is hooksConfig: install says when it keeps docket's
+// hooks from running, and leaves the user's setting alone.
+func TestInstallGeminiSwitch(t *testing.T) {
+	_, project, bin := wiringSandbox(t)
+	settings := filepath.Join(project, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte(`{"hooksConfig": {"enabled": false, "disabled": ["docket-gate"]}}`), 0o600)
+	code, out, errs := runCLI("install", "--runtime", "gemini", "--bin", bin)
+	if code != 0 || !strings.Contains(errs, "hooksConfig.enabled is false") || !strings.Contains(errs, `hooksConfig.disabled lists "docket-gate"`) {
+		t.Fatalf("install: %d\n%s%s", code, out, errs)
+	}
+	b, _ := os.ReadFile(settings)
+	if !strings.Contains(string(b), `"enabled": false`) {
+		t.Errorf("install changed the user's switch:\n%s", b)
+	}
+	os.WriteFile(settings, []byte(`{}`), 0o600)
+	if code, _, errs := runCLI("install", "--runtime", "gemini", "--bin", bin); code != 0 || strings.Contains(errs, "hooksConfig") {
+		t.Errorf("install with hooks on: %d %s", code, errs)
+	}
+}
