@@ -696,9 +696,6 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 
-[projects.%q]
-trust_level = "trusted"
-
 [features]
 plugins = false
 
@@ -707,8 +704,10 @@ enabled = false
 
 [feedback]
 enabled = false
-`, srv.URL, w.proj))
-	t.Logf("docket install --runtime codex:\n%s", w.run(w.proj, "docket", "install", "--runtime", "codex", "--bin", docketBin))
+`, srv.URL))
+	// The project's trust is the user's to give: here through docket
+	// install --trust-project.
+	t.Logf("docket install --runtime codex:\n%s", w.run(w.proj, "docket", "install", "--runtime", "codex", "--trust-project", "--bin", docketBin))
 	// Codex runs a hook entry only once it is trusted in config.toml
 	// ([hooks.state."<file>:<event>:i:j"] trusted_hash): the run relies
 	// on the trust docket install wrote (no --dangerously-bypass-hook-trust).
