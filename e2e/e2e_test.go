@@ -778,28 +778,20 @@ func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 	return srv, out
 }
 
-// retraction is a final message with no claim in it.
-const retraction = "I have not verified anything yet; the test suite has not been run."
-
-// TestRetraction: after a blocked claim the model takes it back and
-// stops without evidence. The stop must be allowed: the gate judges the
-// message the model ends with, not every word of the turn (Gemini CLI
-// hands AfterAgent all of the turn's text, the blocked claim included).
-func TestRetraction(t *testing.T) {
-	t.Parallel()
-	script := []modelserver.Turn{{Text: claim}, {Text: retraction}}
+// eachCLI runs script in a fresh world with each CLI, in parallel
+// subtests, and hands each run to verify.
+func eachCLI(t *testing.T, script []modelserver.Turn, verify func(t *testing.T, w *world, srv *modelserver.Server)) {
 	runs := []struct {
-		cli  string
-		stop string
-		run  func(t *testing.T, w *world, bin string) (*modelserver.Server, string)
+		cli string
+		run func(t *testing.T, w *world, bin string) (*modelserver.Server, string)
 	}{
-		{"claude", "Stop", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
+		{"claude", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
 			return runClaude(t, w, bin, script)
 		}},
-		{"codex", "Stop", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
+		{"codex", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
 			return runCodex(t, w, bin, script, false)
 		}},
-		{"gemini", "Stop", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
+		{"gemini", func(t *testing.T, w *world, bin string) (*modelserver.Server, string) {
 			return runGemini(t, w, bin, script)
 		}},
 	}
@@ -809,33 +801,90 @@ func TestRetraction(t *testing.T) {
 			bin := requireCLI(t, r.cli)
 			w := newWorld(t)
 			srv, out := r.run(t, w, bin)
-			if req := srv.FirstAsking(1); req == nil || !strings.Contains(req.SinceText(), "claim done") {
-				t.Errorf("the claim's block reason did not reach the model")
-			}
-			if req := srv.FirstAsking(2); req != nil {
-				t.Errorf("the retraction was blocked; the CLI sent:\n%s", req.SinceText())
-			}
-			var gates []string
-			for _, es := range w.ledger() {
-				for _, e := range es {
-					if e.Kind == "gate_decision" && e.Event == r.stop {
-						gates = append(gates, fmt.Sprint(e.body()["decision"]))
-					}
-				}
-			}
-			// The claim is blocked once; the retraction is let through,
-			// with no entry (a message without claims) or an allow (where
-			// the runtime hands the gate the whole turn's text), never
-			// another block or a release.
-			if g := strings.Join(gates, ","); g != "block" && g != "block,allow" {
-				t.Errorf("gate decisions %q, want one block (the claim), then at most an allow", gates)
-			}
+			verify(t, w, srv)
 			for _, o := range srv.Outbound() {
 				t.Errorf("the CLI tried to reach another host: %s", o)
 			}
 			if t.Failed() {
 				t.Logf("CLI output:\n%s", out)
+				for s, es := range w.ledger() {
+					t.Logf("ledger %s:", s)
+					for _, e := range es {
+						t.Logf("  %s", e)
+					}
+				}
 			}
 		})
 	}
+}
+
+// gateDecisions lists the decisions of the ledger's gate_decision
+// entries, in order.
+func gateDecisions(w *world) []string {
+	var gates []string
+	for _, es := range w.ledger() {
+		for _, e := range es {
+			if e.Kind == "gate_decision" {
+				gates = append(gates, fmt.Sprint(e.body()["decision"]))
+			}
+		}
+	}
+	return gates
+}
+
+// retraction is a final message with no claim in it.
+const retraction = "I have not verified anything yet; the test suite has not been run."
+
+// TestRetraction: after a blocked claim the model takes it back and
+// stops without evidence. The stop must be allowed: the gate judges the
+// message the model ends with, not every word of the turn (Gemini CLI
+// hands AfterAgent all of the turn's text, the blocked claim included).
+func TestRetraction(t *testing.T) {
+	t.Parallel()
+	eachCLI(t, []modelserver.Turn{{Text: claim}, {Text: retraction}}, func(t *testing.T, w *world, srv *modelserver.Server) {
+		if req := srv.FirstAsking(1); req == nil || !strings.Contains(req.SinceText(), "claim done") {
+			t.Errorf("the claim's block reason did not reach the model")
+		}
+		if req := srv.FirstAsking(2); req != nil {
+			t.Errorf("the retraction was blocked; the CLI sent:\n%s", req.SinceText())
+		}
+		// The claim is blocked once; the retraction is let through, with
+		// no entry (a message without claims) or an allow (where the
+		// runtime hands the gate the whole turn's text), never another
+		// block or a release.
+		if g := strings.Join(gateDecisions(w), ","); g != "block" && g != "block,allow" {
+			t.Errorf("gate decisions %q, want one block (the claim), then at most an allow", g)
+		}
+	})
+}
+
+// TestValidateFirstCall: the session's first tool call is `docket
+// validate` without --session. The judge has already seen the session
+// (PreToolUse), so validate records into it, and the claim it backs
+// passes the gate at once.
+func TestValidateFirstCall(t *testing.T) {
+	t.Parallel()
+	script := []modelserver.Turn{
+		{Tool: modelserver.Shell, Command: `docket validate --claim tests_pass --validator go_test_pass --args '{"package":"./...","required_runs":2}'`},
+		{Text: "The tests pass."},
+	}
+	eachCLI(t, script, func(t *testing.T, w *world, srv *modelserver.Server) {
+		if req := srv.FirstAsking(1); req == nil || !strings.Contains(req.SinceText(), "PASS") {
+			txt := ""
+			if req != nil {
+				txt = req.SinceText()
+			}
+			t.Errorf("docket validate without --session did not pass; the model got:\n%s", txt)
+		}
+		if req := srv.FirstAsking(2); req != nil {
+			t.Errorf("the backed claim was blocked; the CLI sent:\n%s", req.SinceText())
+		}
+		if g := strings.Join(gateDecisions(w), ","); g != "allow" {
+			t.Errorf("gate decisions %q, want one allow", g)
+		}
+		sessions := w.ledger()
+		if len(sessions) != 1 {
+			t.Errorf("want the validator_pass in the CLI's one session, got %d sessions", len(sessions))
+		}
+	})
 }
