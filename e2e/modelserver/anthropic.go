@@ -66,7 +66,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *Request) {
 		switch t.Tool {
 		case Shell:
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_docket_%02d", n), "name": "Bash",
-				"input": map[string]any{"command": t.Command, "description": "Run a command"}})
+				"input": map[string]any{"command": t.Command, "description": "Run a command", "timeout": 600000}})
 			stop = "tool_use"
 		case Write:
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_docket_%02d", n), "name": "Write",

@@ -4,8 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 )
+
+// runningSession finds the session of a command exec_command left
+// running ("Process running with session ID 3").
+var runningSession = regexp.MustCompile(`Process running with session ID (\d+)`)
 
 // responses answers POST /v1/responses, the OpenAI Responses API, which
 // Codex CLI speaks to a model_provider with wire_api = "responses". A
@@ -18,8 +24,10 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 			Name string `json:"name"`
 		} `json:"tools"`
 		Input []struct {
-			Type    string `json:"type"`
-			Role    string `json:"role"`
+			Type    string          `json:"type"`
+			Name    string          `json:"name"`
+			Role    string          `json:"role"`
+			Output  json.RawMessage `json:"output"`
 			Content []struct {
 				Type, Text string
 			} `json:"content"`
@@ -44,7 +52,9 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 		switch it.Type {
 		case "function_call", "custom_tool_call", "local_shell_call":
 			last = i
-			n++
+			if it.Name != "write_stdin" { // a poll of a running command is not a turn
+				n++
+			}
 		case "message":
 			if it.Role != "assistant" {
 				continue
@@ -67,7 +77,26 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 	}
 	var item map[string]any
 	callID := fmt.Sprintf("call_docket_%02d", n)
-	if r.Main {
+	// A command still running when exec_command yielded: wait for it
+	// (write_stdin with no input), as a model does, before the next turn.
+	running := ""
+	if last >= 0 && last+1 < len(in.Input) {
+		for _, it := range in.Input[last+1:] {
+			var out string
+			if it.Type == "function_call_output" && json.Unmarshal(it.Output, &out) == nil {
+				if m := runningSession.FindStringSubmatch(out); m != nil {
+					running = m[1]
+				}
+			}
+		}
+	}
+	if r.Main && running != "" && tools["write_stdin"] != "" {
+		r.Turn = n
+		r.Answer = Turn{Tool: Shell, Command: "(waiting for session " + running + ")"}
+		id, _ := strconv.Atoi(running)
+		item = map[string]any{"type": "function_call", "id": "fc_" + callID + "_poll", "call_id": fmt.Sprintf("%s_poll%d", callID, len(s.Requests())),
+			"name": "write_stdin", "arguments": mustJSON(map[string]any{"session_id": id, "chars": "", "yield_time_ms": 30000})}
+	} else if r.Main {
 		r.Turn = n
 		t := s.turn(n, r)
 		r.Answer = t
@@ -139,7 +168,7 @@ func codexShell(tools map[string]string, callID, cmd string) map[string]any {
 	case tools["shell"] != "":
 		return fc("shell", map[string]any{"command": []string{"bash", "-lc", cmd}})
 	case tools["exec_command"] != "":
-		return fc("exec_command", map[string]any{"cmd": cmd})
+		return fc("exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 30000})
 	case tools["local_shell"] != "":
 		return map[string]any{"type": "local_shell_call", "id": "lsc_" + callID, "call_id": callID, "status": "completed",
 			"action": map[string]any{"type": "exec", "command": []string{"bash", "-lc", cmd}}}

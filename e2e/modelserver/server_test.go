@@ -124,7 +124,7 @@ func TestResponsesTurns(t *testing.T) {
 		want  []string
 	}{
 		{"exec_command", `[{"type":"function","name":"exec_command"}]`, `[{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}]`,
-			[]string{`"name":"exec_command"`, `"arguments":"{\"cmd\":\"go test ./...\"}"`, `"type":"response.completed"`}},
+			[]string{`"name":"exec_command"`, `"arguments":"{\"cmd\":\"go test ./...\",\"yield_time_ms\":30000}"`, `"type":"response.completed"`}},
 		{"shell argv", `[{"type":"function","name":"shell"}]`, `[]`, []string{`"arguments":"{\"command\":[\"bash\",\"-lc\",\"go test ./...\"]}"`}},
 		{"apply_patch as a custom tool", `[{"type":"function","name":"exec_command"},{"type":"custom","name":"apply_patch"}]`,
 			`[{"type":"function_call","call_id":"c0","name":"exec_command","arguments":"{}"},{"type":"function_call_output","call_id":"c0","output":"ok"}]`,
@@ -132,6 +132,12 @@ func TestResponsesTurns(t *testing.T) {
 		{"the scripted text", `[{"type":"function","name":"exec_command"}]`,
 			`[{"type":"function_call","call_id":"c0"},{"type":"custom_tool_call","call_id":"c1"}]`,
 			[]string{`"type":"response.output_text.delta"`, `"text":"All done.","type":"output_text"`}},
+		{"a command still running is waited for", `[{"type":"function","name":"exec_command"},{"type":"function","name":"write_stdin"}]`,
+			`[{"type":"function_call","call_id":"c0","name":"exec_command"},{"type":"function_call_output","call_id":"c0","output":"Chunk ID: 1\nProcess running with session ID 7\nOutput:\n"}]`,
+			[]string{`"name":"write_stdin"`, `\"session_id\":7`}},
+		{"a finished poll is not a turn", `[{"type":"function","name":"exec_command"},{"type":"custom","name":"apply_patch"},{"type":"function","name":"write_stdin"}]`,
+			`[{"type":"function_call","call_id":"c0","name":"exec_command"},{"type":"function_call_output","call_id":"c0","output":"Process running with session ID 7"},{"type":"function_call","call_id":"p","name":"write_stdin"},{"type":"function_call_output","call_id":"p","output":"Process exited with code 0"}]`,
+			[]string{`"type":"custom_tool_call"`, `*** Add File: /p/NOTES.md`}},
 		{"a hook prompt after the text feeds the dynamic turn", `[{"type":"function","name":"exec_command"}]`,
 			`[{"type":"function_call","call_id":"c0"},{"type":"custom_tool_call","call_id":"c1"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"All done."}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"run: make test"}]}]`,
 			[]string{`\"cmd\":\"make test\"`}},
