@@ -490,16 +490,18 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 		}
 	}
 	for _, n := range []int{turnValidateDone, turnValidateTests} {
-		if r := srv.FirstAsking(n); r != nil && r.Answer.Tool != modelserver.Shell {
+		if r := srv.LastAsking(n); r != nil && r.Answer.Tool != modelserver.Shell {
 			t.Errorf("turn %d: no validate command in the conversation: %q", n, r.Answer.Text)
 		}
-		// What the validate command printed reached the model.
-		if r := srv.FirstAsking(n + 1); r != nil && !strings.Contains(r.SinceText(), "PASS") {
+		// What the validate command printed reached the model (the
+		// last request for the next turn: Codex may have been waiting
+		// for the command).
+		if r := srv.LastAsking(n + 1); r != nil && !strings.Contains(r.SinceText(), "PASS") {
 			t.Errorf("turn %d: docket validate did not pass; the model got:\n%s", n, r.SinceText())
 		}
 	}
 	// The scenario's own go test ran and passed.
-	if r := srv.FirstAsking(turnGoTest + 1); r != nil && !strings.Contains(r.SinceText(), "ok  \texample.com/proj") {
+	if r := srv.LastAsking(turnGoTest + 1); r != nil && !strings.Contains(r.SinceText(), "ok  \texample.com/proj") {
 		t.Errorf("go test ./... did not pass in the CLI's shell; the model got:\n%s", r.SinceText())
 	}
 
@@ -869,7 +871,7 @@ func TestValidateFirstCall(t *testing.T) {
 		{Text: "The tests pass."},
 	}
 	eachCLI(t, script, func(t *testing.T, w *world, srv *modelserver.Server) {
-		if req := srv.FirstAsking(1); req == nil || !strings.Contains(req.SinceText(), "PASS") {
+		if req := srv.LastAsking(1); req == nil || !strings.Contains(req.SinceText(), "PASS") {
 			txt := ""
 			if req != nil {
 				txt = req.SinceText()

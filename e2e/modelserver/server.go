@@ -180,6 +180,18 @@ func (s *Server) MainRequests() []*Request {
 	return out
 }
 
+// LastAsking returns the last main request that asked for turn n, or
+// nil: the one that got turn n, after any waits for a running command.
+func (s *Server) LastAsking(n int) *Request {
+	var last *Request
+	for _, r := range s.MainRequests() {
+		if r.Turn == n {
+			last = r
+		}
+	}
+	return last
+}
+
 // FirstAsking returns the first main request that asked for turn n, or
 // nil.
 func (s *Server) FirstAsking(n int) *Request {
