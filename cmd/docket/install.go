@@ -17,7 +17,7 @@ import (
 	"github.com/docket/docket/policies"
 )
 
-const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR]
+const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR] [--trust-project]
 
 Merges docket's hook entries into the runtime's settings file:
 PreToolUse → docket-judge, PostToolUse and PostToolUseFailure →
@@ -125,6 +125,9 @@ func runInstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	if f.trustProject && (o.Runtime != hooks.Codex || o.Scope != install.Project) {
+		return usageError("--trust-project is for --runtime codex --scope project", "")
+	}
 	if f.bin == "" {
 		if f.bin, err = install.DefaultBinDir(); err != nil {
 			return err
@@ -193,7 +196,11 @@ func codexConfig(o install.Options, c *install.Change, trustProject, uninstall, 
 	if err != nil {
 		return nil, err
 	}
-	if err := applyChange(p.Change, dryRun, stdout, "updated Codex's hook trust in "+p.Change.Path, "Codex already trusts docket's hooks: "+p.Change.Path); err != nil {
+	done, nothing := "updated Codex's hook trust in "+p.Change.Path, "Codex already trusts docket's hooks: "+p.Change.Path
+	if uninstall {
+		done, nothing = "updated docket's trust block in "+p.Change.Path, "no docket trust block to change in "+p.Change.Path
+	}
+	if err := applyChange(p.Change, dryRun, stdout, done, nothing); err != nil {
 		return nil, err
 	}
 	notes := p.Notes

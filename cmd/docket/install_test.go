@@ -213,6 +213,11 @@ func TestInstallCodexTrust(t *testing.T) {
 	if b, _ = os.ReadFile(cfg); string(b) != userCfg {
 		t.Errorf("after uninstall %q, want %q", b, userCfg)
 	}
+	for _, args := range [][]string{{"--runtime", "claude"}, {"--runtime", "codex", "--scope", "user"}} {
+		if code, _, errs := runCLI(append(append([]string{"install", "--bin", bin}, args...), "--trust-project")...); code != 2 || !strings.Contains(errs, "--trust-project is for") {
+			t.Errorf("%v --trust-project: %d %s", args, code, errs)
+		}
+	}
 }
 
 // Gemini CLI's switch is hooksConfig: install says when it keeps docket's
