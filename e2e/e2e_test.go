@@ -615,6 +615,11 @@ func startModel(t *testing.T, w *world, script []modelserver.Turn) *modelserver.
 
 const prompt = "Make the tests pass, then tell me when you are done."
 
+// agentTimeout bounds one CLI run. A run takes 5-40 s here; the margin
+// is for a loaded CI machine and for a validator whose first run builds
+// its own cache.
+const agentTimeout = 8 * time.Minute
+
 // Each runtime's names, as the scenario checks them.
 var (
 	claudeCheck = check{rt: "claude", shell: []string{"Bash"}, write: []string{"Write"}, read: []string{"Read"}, edit: []string{"Edit"}, stopEvent: "Stop"}
@@ -635,7 +640,7 @@ func runClaude(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 	t.Helper()
 	srv := startModel(t, w, script)
 	w.run(w.proj, "docket", "install", "--runtime", "claude", "--bin", docketBin)
-	out, code := w.agent(4*time.Minute, []string{
+	out, code := w.agent(agentTimeout, []string{
 		"ANTHROPIC_BASE_URL=" + srv.URL,
 		"ANTHROPIC_API_KEY=sk-ant-e2e-dummy",
 		"DISABLE_AUTOUPDATER=1",
@@ -739,7 +744,7 @@ enabled = false
 		roots, _ := json.Marshal(append(c.SWW.Roots, goEnv(t, "GOCACHE")))
 		args = []string{"exec", "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.writable_roots=" + string(roots)}
 	}
-	out, code := w.agent(4*time.Minute, []string{
+	out, code := w.agent(agentTimeout, []string{
 		"CODEX_HOME=" + codexHome,
 	}, bin, append(args, "-C", w.proj, prompt)...)
 	if code != 0 {
@@ -768,7 +773,7 @@ func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 }
 `)
 	w.run(w.proj, "docket", "install", "--runtime", "gemini", "--bin", docketBin)
-	out, code := w.agent(4*time.Minute, []string{
+	out, code := w.agent(agentTimeout, []string{
 		"GOOGLE_GEMINI_BASE_URL=" + srv.URL,
 		"GEMINI_API_KEY=e2e-dummy",
 		"GEMINI_CLI_NO_RELAUNCH=true",
