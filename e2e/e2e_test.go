@@ -168,6 +168,16 @@ func newWorldIn(t *testing.T, root string) *world {
 	w.run(w.proj, "git", "add", ".")
 	w.run(w.proj, "git", "commit", "-q", "-m", "initial")
 	w.run(w.proj, "docket", "init")
+	// Validators build with the state root's own cache; share the test
+	// process's so each world does not rebuild the standard library
+	// (testscripts and the demo do the same).
+	cache := filepath.Join(w.docket, "cache")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(goEnv(t, "GOCACHE"), filepath.Join(cache, "go-build")); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
 	return w
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -93,8 +94,9 @@ func (f PolicyFile) SHA256() string {
 }
 
 // PolicyFiles lists the policy files in force under h: the known policies
-// in policies/ and every *.yaml validator definition in validators/,
-// symlinks followed. Missing directories are empty.
+// in policies/, every *.yaml validator definition in validators/ and
+// toolchains.json (which go and python3 validators run), symlinks
+// followed. Missing directories and files are left out.
 func PolicyFiles(h home.Home) ([]PolicyFile, error) { return policyFiles(h, nil) }
 
 // policyFiles lists the files; a file whose stat matches its pin in
@@ -110,7 +112,7 @@ func policyFiles(h home.Home, known map[string]PinnedFile) ([]PolicyFile, error)
 	// a directory that is itself a symlink leading out makes every file in
 	// it a finding
 	realDir := map[string]string{}
-	for _, d := range []string{h.PoliciesDir(), h.ValidatorsDir()} {
+	for _, d := range []string{h.Root, h.PoliciesDir(), h.ValidatorsDir()} {
 		realDir[d] = d
 		if r, err := filepath.EvalSymlinks(d); err == nil {
 			realDir[d] = r
@@ -125,7 +127,7 @@ func policyFiles(h home.Home, known map[string]PinnedFile) ([]PolicyFile, error)
 		if err != nil {
 			return fmt.Errorf("stat policy %s: %w", p, err)
 		}
-		f := PolicyFile{Name: rel + "/" + name, Path: p, Real: filepath.Join(realDir[dir], name)}
+		f := PolicyFile{Name: path.Join(rel, name), Path: p, Real: filepath.Join(realDir[dir], name)}
 		if f.Real != p {
 			f.Symlink = true
 			f.Outside = outside(f.Real)
@@ -172,6 +174,11 @@ func policyFiles(h home.Home, known map[string]PinnedFile) ([]PolicyFile, error)
 				return nil, err
 			}
 		}
+	}
+	// the toolchains validators trust are policy too: a rewritten record
+	// could point go_test_pass at a fake go
+	if err := add(h.Root, "", filepath.Base(h.ToolchainsPath())); err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -32,6 +32,9 @@ func approvalHome(t *testing.T) home.Home {
 	if err := os.WriteFile(filepath.Join(h.ValidatorsDir(), "v.yaml"), []byte("name: v\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(h.ToolchainsPath(), []byte(`{"tools":{"go":{"path":"/usr/local/go/bin/go"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return h
 }
 
@@ -104,6 +107,12 @@ func TestApprovalDetectsChanges(t *testing.T) {
 		{"removed default is the default", func(t *testing.T, h home.Home) {
 			os.Remove(judges(h))
 		}, ""},
+		{"toolchain pointed at a fake go", func(t *testing.T, h home.Home) {
+			write(t, h.ToolchainsPath(), `{"tools":{"go":{"path":"/tmp/fake/go"}}}`)
+		}, "toolchains.json changed"},
+		{"toolchain record removed", func(t *testing.T, h home.Home) {
+			os.Remove(h.ToolchainsPath())
+		}, "toolchains.json was removed"},
 		{"removed validator", func(t *testing.T, h home.Home) {
 			os.Remove(filepath.Join(h.ValidatorsDir(), "v.yaml"))
 		}, "validators/v.yaml was removed"},

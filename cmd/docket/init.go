@@ -82,19 +82,6 @@ func runInit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 			created = append(created, path)
 		}
 	}
-	// the defaults just installed are the approved policy; files that
-	// differ from them wait for a human's `docket policy approve`
-	switch a, changes, _, err := policies.Status(h); {
-	case err != nil:
-		fmt.Fprintf(stderr, "docket: warning: policy approval: %v\n", err)
-	case a == nil && len(changes) == 0:
-		if _, err := policies.Approve(h, "docket init", time.Now()); err != nil {
-			return err
-		}
-		created = append(created, policies.ApprovalPath(h))
-	case len(changes) > 0:
-		fmt.Fprintf(stderr, "docket: warning: the policy files differ from the approved ones (%s); review them with 'docket policy approve'\n", changes[0])
-	}
 	rec, notes := validators.RecordToolchains(ctx, nil)
 	wrote, err := validators.WriteToolchainRecord(h, rec, *retool)
 	if err != nil {
@@ -110,6 +97,20 @@ func runInit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "docket: warning: toolchain %s\n", n)
 		}
+	}
+	// the defaults just installed, and the toolchains just found, are the
+	// approved policy; files that differ from them wait for a human's
+	// `docket policy approve`
+	switch a, changes, _, err := policies.Status(h); {
+	case err != nil:
+		fmt.Fprintf(stderr, "docket: warning: policy approval: %v\n", err)
+	case a == nil && len(changes) == 0:
+		if _, err := policies.Approve(h, "docket init", time.Now()); err != nil {
+			return err
+		}
+		created = append(created, policies.ApprovalPath(h))
+	case len(changes) > 0:
+		fmt.Fprintf(stderr, "docket: warning: the policy files differ from the approved ones (%s); review them with 'docket policy approve'\n", changes[0])
 	}
 	fmt.Fprintf(stdout, "state root: %s\n", h.Root)
 	if len(created) == 0 {
