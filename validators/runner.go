@@ -122,6 +122,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	x := &execution{args: args, def: def, cwd: req.Cwd, session: req.Session, ledger: r.Ledger, binding: r.Binding, tmp: tmp}
+	tree := recordTree(r.Ledger, req.Cwd)
 	start := time.Now()
 	out, err := def.cls.run(ctx, x)
 	res.DurationMS = time.Since(start).Milliseconds()
@@ -148,6 +149,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 		"duration_ms":       res.DurationMS,
 		"definition_digest": def.Digest,
 		"binding_version":   policies.Version(r.Binding.Source()),
+		"worktree":          tree,
 	}
 	if out.reason != "" {
 		body["reason"] = out.reason

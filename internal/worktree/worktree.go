@@ -553,3 +553,58 @@ func Within(root, path string) bool {
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
+
+// Pass is what a validator_pass records about the tree it validated.
+type Pass struct {
+	// Root is the project root: the nearest directory at or above the
+	// validator's working directory holding .git, symlinks resolved.
+	Root string `json:"root"`
+	// Digest is the tree's digest when it could be computed.
+	Digest string `json:"digest,omitempty"`
+	Files  int    `json:"files,omitempty"`
+	// Error says why there is no digest.
+	Error string `json:"error,omitempty"`
+}
+
+// Store is a state root's working-tree bookkeeping: stat caches and
+// manifests under Dir, the cache's MAC key, and paths every scan leaves
+// out (the state root itself). Its zero value scans without a cache and
+// keeps no manifests.
+type Store struct {
+	Dir     string
+	Key     []byte
+	Exclude []string
+}
+
+// Scan digests the tree at root with the store's cache.
+func (s Store) Scan(root string) (*Tree, error) {
+	o := Options{Exclude: s.Exclude}
+	if s.Dir != "" && len(s.Key) > 0 {
+		o.CacheFile, o.CacheKey = CachePath(s.Dir, root), s.Key
+	}
+	return Scan(root, o)
+}
+
+// Record digests the project root of cwd for a validator_pass and keeps
+// its manifest, so a later stop can name what changed.
+func (s Store) Record(cwd string) Pass {
+	p := Pass{Root: FindRoot(cwd)}
+	t, err := s.Scan(p.Root)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	p.Digest, p.Files = t.Digest, len(t.Files)
+	if s.Dir != "" {
+		_ = SaveManifest(s.Dir, t) // without it a stale reason names no paths
+	}
+	return p
+}
+
+// Manifest loads a stored manifest by digest.
+func (s Store) Manifest(digest string) ([]File, error) {
+	if s.Dir == "" {
+		return nil, errors.New("load manifest: no manifest store")
+	}
+	return LoadManifest(s.Dir, digest)
+}
