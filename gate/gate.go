@@ -104,9 +104,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		r.Err = fmt.Errorf("read ledger: %w", err)
 		return block(Fail, failReason(ev.SessionID, err), "docket: stop gate cannot read evidence: "+oneLine(err.Error()))
 	}
-	after := MinRelevantSeq(r.Claims, entries, g.Binding)
-	w := LastWrite(l, entries, after, g.Lexicon)
-	r.Decision = Decide(r.Claims, entries, w, g.Binding)
+	r.Decision = g.decide(ev, l, r.Claims, entries)
 
 	msgSum := sha256.Sum256([]byte(text))
 	body := func(decision string, blocks int) map[string]any {
@@ -261,7 +259,9 @@ func blockReason(session string, d Decision) string {
 		case Missing:
 			fmt.Fprintf(&b, "no validator_pass for %s in session %s", v.Type, session)
 		case Stale:
-			fmt.Fprintf(&b, "stale: validator_pass at seq %d (%s) was followed by a file-modifying call at seq %d (%s)", v.Pass.Seq, v.Validator, v.Write.Seq, v.Write.What)
+			b.WriteString(staleWhy(v))
+		case OtherProject:
+			b.WriteString(otherProjectWhy(v))
 		case NotAllowed:
 			fmt.Fprintf(&b, "the only validator_pass for %s comes from %s, which the claim binding policy does not allow for %s", v.Type, v.Validator, v.Type)
 		case NoBinding:
@@ -309,6 +309,7 @@ func verdictBodies(d Decision) []map[string]any {
 		if v.Write != nil {
 			m["write_seq"] = v.Write.Seq
 		}
+		treeBody(m, v.Tree)
 		out = append(out, m)
 	}
 	return out

@@ -28,7 +28,7 @@ func LedgerStore(l any) Store {
 		Home() home.Home
 		Keys() *ledger.Keys
 	})
-	if !ok {
+	if !ok || sl.Home().Root == "" {
 		return Store{}
 	}
 	return StateStore(sl.Home(), sl.Keys())
