@@ -33,7 +33,7 @@ type memLedger struct {
 
 // Home and Keys make the gate use the fake's state root for working-tree
 // manifests (no keys: no stat cache).
-func (m *memLedger) Home() home.Home     { return m.home }
+func (m *memLedger) Home() home.Home    { return m.home }
 func (m *memLedger) Keys() *ledger.Keys { return nil }
 
 // project returns the project directory (a git work tree holding a.go
