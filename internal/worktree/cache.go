@@ -31,6 +31,13 @@ type cacheEntry struct {
 	sum [32]byte
 }
 
+// cacheRec is one cache entry with its path; a cache is a slice of them
+// sorted by path.
+type cacheRec struct {
+	name string
+	cacheEntry
+}
+
 // CachePath is the stat cache file for root under dir (one file per
 // project root).
 func CachePath(dir, root string) string {
@@ -40,7 +47,7 @@ func CachePath(dir, root string) string {
 
 // loadCache returns the entries of a cache file that is intact, MACed
 // with key and made for root; anything else reads as an empty cache.
-func loadCache(path string, key []byte, root string) map[string]cacheEntry {
+func loadCache(path string, key []byte, root string) []cacheRec {
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) > maxCacheSize || len(b) < len(cacheMagic)+sha256.Size {
 		return nil
@@ -60,25 +67,28 @@ func loadCache(path string, key []byte, root string) map[string]cacheEntry {
 
 var errBadCache = errors.New("malformed stat cache")
 
-func decodeCache(b []byte, root string) (map[string]cacheEntry, error) {
-	rest, ok := strings.CutPrefix(string(b), cacheMagic+root+"\n")
-	if !ok {
+func decodeCache(b []byte, root string) ([]cacheRec, error) {
+	hdr := cacheMagic + root + "\n"
+	if !strings.HasPrefix(string(b), hdr) {
 		return nil, errBadCache
 	}
-	p := []byte(rest)
+	p := b[len(hdr):]
+	names := string(p) // one allocation; every path is a substring of it
+	base := len(b) - len(hdr)
 	n, k := binary.Uvarint(p)
 	if k <= 0 || n > uint64(len(p)) {
 		return nil, errBadCache
 	}
 	p = p[k:]
-	out := make(map[string]cacheEntry, n)
+	out := make([]cacheRec, 0, n)
 	var prev string
 	for range n {
 		l, k := binary.Uvarint(p)
 		if k <= 0 || l > uint64(len(p)-k) {
 			return nil, errBadCache
 		}
-		name := string(p[k : k+int(l)])
+		off := base - len(p) + k
+		name := names[off : off+int(l)]
 		p = p[k+int(l):]
 		if name <= prev && len(out) > 0 {
 			return nil, errBadCache
@@ -106,7 +116,7 @@ func decodeCache(b []byte, root string) (map[string]cacheEntry, error) {
 		e.st = stat{size: vs[0], mtime: vs[1], ctime: vs[2], ino: us[0], dev: us[1], mode: uint32(us[2])}
 		copy(e.sum[:], p[:32])
 		p = p[32:]
-		out[name] = e
+		out = append(out, cacheRec{name, e})
 		prev = name
 	}
 	if len(p) != 0 {
@@ -115,21 +125,16 @@ func decodeCache(b []byte, root string) (map[string]cacheEntry, error) {
 	return out, nil
 }
 
-func encodeCache(root string, entries map[string]cacheEntry) []byte {
-	names := make([]string, 0, len(entries))
-	for n := range entries {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+// encodeCache encodes entries, which must be sorted by path.
+func encodeCache(root string, entries []cacheRec) []byte {
 	b := make([]byte, 0, len(cacheMagic)+len(root)+len(entries)*100)
 	b = append(b, cacheMagic...)
 	b = append(b, root...)
 	b = append(b, '\n')
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, n := range names {
-		e := entries[n]
-		b = binary.AppendUvarint(b, uint64(len(n)))
-		b = append(b, n...)
+	b = binary.AppendUvarint(b, uint64(len(entries)))
+	for _, e := range entries {
+		b = binary.AppendUvarint(b, uint64(len(e.name)))
+		b = append(b, e.name...)
 		b = binary.AppendVarint(b, e.st.size)
 		b = binary.AppendVarint(b, e.st.mtime)
 		b = binary.AppendVarint(b, e.st.ctime)
@@ -142,7 +147,7 @@ func encodeCache(root string, entries map[string]cacheEntry) []byte {
 }
 
 // saveCache replaces the cache file atomically.
-func saveCache(path string, key []byte, root string, entries map[string]cacheEntry) error {
+func saveCache(path string, key []byte, root string, entries []cacheRec) error {
 	b := encodeCache(root, entries)
 	m := hmac.New(sha256.New, key)
 	m.Write(b)

@@ -25,7 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -117,16 +117,21 @@ func Scan(root string, o Options) (*Tree, error) {
 		return nil, err
 	}
 
-	var cache map[string]cacheEntry
+	var cache []cacheRec
 	if o.CacheFile != "" && len(o.CacheKey) > 0 {
 		cache = loadCache(o.CacheFile, o.CacheKey, abs)
 	}
 	t := &Tree{Root: abs, Files: make([]File, len(w.files))}
 	var todo []int
-	for i, f := range w.files {
+	hit := make([]bool, len(w.files)) // the sum came from a matching cache entry
+	for i, j := 0, 0; i < len(w.files); i++ { // both sorted by path: merge
+		f := w.files[i]
 		t.Files[i] = File{Path: f.rel, Mode: f.st.fileMode()}
-		if c, ok := cache[f.rel]; ok && c.st == f.st {
-			t.Files[i].Sum = c.sum
+		for j < len(cache) && cache[j].name < f.rel {
+			j++
+		}
+		if j < len(cache) && cache[j].name == f.rel && cache[j].st == f.st {
+			t.Files[i].Sum, hit[i] = cache[j].sum, true
 			continue
 		}
 		todo = append(todo, i)
@@ -136,25 +141,21 @@ func Scan(root string, o Options) (*Tree, error) {
 		return nil, err
 	}
 	t.Hashed = len(todo)
-	if exclude != nil {
-		t.Files = append(t.Files, *exclude)
+	if exclude != nil { // insert in order: the rest is sorted already
+		i, _ := slices.BinarySearchFunc(t.Files, exclude.Path, func(f File, p string) int { return strings.Compare(f.Path, p) })
+		t.Files = slices.Insert(t.Files, i, *exclude)
 	}
-	sort.Slice(t.Files, func(i, j int) bool { return t.Files[i].Path < t.Files[j].Path })
 	t.Digest = digest(t.Files)
 
 	if o.CacheFile != "" && len(o.CacheKey) > 0 && (len(todo) > 0 || len(cache) != len(w.files)) {
-		next := make(map[string]cacheEntry, len(w.files))
+		next := make([]cacheRec, 0, len(w.files))
 		limit := stamp - int64(racyWindow)
 		for i, f := range w.files {
 			if f.st.ctime == 0 || f.st.mtime >= limit || f.st.ctime >= limit {
 				continue
 			}
-			if c, ok := cache[f.rel]; ok && c.st == f.st {
-				next[f.rel] = c
-				continue
-			}
-			if fresh[i] {
-				next[f.rel] = cacheEntry{st: f.st, sum: fileSum(t, f.rel)}
+			if hit[i] || fresh[i] {
+				next = append(next, cacheRec{name: f.rel, cacheEntry: cacheEntry{st: f.st, sum: fileSum(t, f.rel)}})
 			}
 		}
 		// A cache that cannot be written only costs the next scan time.
@@ -164,7 +165,7 @@ func Scan(root string, o Options) (*Tree, error) {
 }
 
 func fileSum(t *Tree, rel string) [32]byte {
-	i := sort.Search(len(t.Files), func(i int) bool { return t.Files[i].Path >= rel })
+	i, _ := slices.BinarySearchFunc(t.Files, rel, func(f File, p string) int { return strings.Compare(f.Path, p) })
 	return t.Files[i].Sum
 }
 
@@ -210,7 +211,7 @@ func (w *walker) walkDirs(patterns []pattern) error {
 	w.wg.Add(1)
 	w.dir(w.root, "", patterns)
 	w.wg.Wait()
-	sort.Slice(w.files, func(i, j int) bool { return w.files[i].rel < w.files[j].rel })
+	slices.SortFunc(w.files, func(a, b walkFile) int { return strings.Compare(a.rel, b.rel) })
 	return w.err
 }
 
