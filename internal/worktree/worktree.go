@@ -123,7 +123,7 @@ func Scan(root string, o Options) (*Tree, error) {
 	}
 	t := &Tree{Root: abs, Files: make([]File, len(w.files))}
 	var todo []int
-	hit := make([]bool, len(w.files)) // the sum came from a matching cache entry
+	hit := make([]bool, len(w.files))         // the sum came from a matching cache entry
 	for i, j := 0, 0; i < len(w.files); i++ { // both sorted by path: merge
 		f := w.files[i]
 		t.Files[i] = File{Path: f.rel, Mode: f.st.fileMode()}
