@@ -116,6 +116,9 @@ func Scan(root string, o Options) (*Tree, error) {
 	if err := w.walkDirs(patterns); err != nil {
 		return nil, err
 	}
+	if err := w.addTracked(readTracked(abs)); err != nil {
+		return nil, err
+	}
 
 	var cache []cacheRec
 	if o.CacheFile != "" && len(o.CacheKey) > 0 {
@@ -306,6 +309,53 @@ func (w *walker) list(dir, rel string, patterns []pattern) (files []walkFile, su
 		files = append(files, walkFile{rel: r, st: st})
 	}
 	return files, subdirs, pats, nil
+}
+
+// addTracked adds the tracked files the walk left out because an ignore
+// rule matched them (git keeps tracking such files). tracked is sorted.
+func (w *walker) addTracked(tracked []string) error {
+	var extra []walkFile
+	i := 0
+	for _, p := range tracked {
+		for i < len(w.files) && w.files[i].rel < p {
+			i++
+		}
+		if i < len(w.files) && w.files[i].rel == p {
+			continue
+		}
+		if p == ".git" || strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/") || strings.HasSuffix(p, "/.git") ||
+			strings.HasPrefix(p, "/") || strings.Contains(p, "../") || p == ".." || strings.HasSuffix(p, "/..") {
+			continue
+		}
+		full := filepath.Join(w.root, filepath.FromSlash(p))
+		if w.excludedPath(full) {
+			continue
+		}
+		fi, err := os.Lstat(full)
+		if err != nil || !(fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0) {
+			continue
+		}
+		extra = append(extra, walkFile{rel: p, st: statOf(fi)})
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	w.files = append(w.files, extra...)
+	if len(w.files) > w.max {
+		return fmt.Errorf("scan tree %s: %w (more than %d files)", w.root, ErrTooLarge, w.max)
+	}
+	slices.SortFunc(w.files, func(a, b walkFile) int { return strings.Compare(a.rel, b.rel) })
+	return nil
+}
+
+// excludedPath reports whether path is, or lies below, an excluded path.
+func (w *walker) excludedPath(path string) bool {
+	for _, x := range w.exclude {
+		if Within(x, path) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) excluded(dir, name string) bool {
