@@ -149,7 +149,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 		"duration_ms":       res.DurationMS,
 		"definition_digest": def.Digest,
 		"binding_version":   policies.Version(r.Binding.Source()),
-		"worktree":          tree,
+		"worktree":          tree.Finish(),
 	}
 	if out.reason != "" {
 		body["reason"] = out.reason

@@ -56,6 +56,8 @@ type Tree struct {
 	// Hashed counts the files whose content was read in this scan (the
 	// rest came from the stat cache).
 	Hashed int
+
+	walked []walkFile // the listed files with their stat, sorted by path
 }
 
 // Options tune a scan. The zero value scans without a cache.
@@ -143,7 +145,7 @@ func Scan(root string, o Options) (*Tree, error) {
 	if err := hashAll(abs, w.files, todo, t.Files, fresh); err != nil {
 		return nil, err
 	}
-	t.Hashed = len(todo)
+	t.Hashed, t.walked = len(todo), w.files
 	if exclude != nil { // insert in order: the rest is sorted already
 		i, _ := slices.BinarySearchFunc(t.Files, exclude.Path, func(f File, p string) int { return strings.Compare(f.Path, p) })
 		t.Files = slices.Insert(t.Files, i, *exclude)
@@ -639,17 +641,86 @@ func (s Store) Scan(root string) (*Tree, error) {
 // Record digests the project root of cwd for a validator_pass and keeps
 // its manifest, so a later stop can name what changed.
 func (s Store) Record(cwd string) Pass {
-	p := Pass{Root: FindRoot(cwd)}
-	t, err := s.Scan(p.Root)
+	return s.Begin(cwd).Finish()
+}
+
+// Recording is a validation in progress: the tree before the validator
+// ran, to compare with the tree after it.
+type Recording struct {
+	s      Store
+	pass   Pass
+	before *Tree
+}
+
+// Begin digests the project root of cwd before a validator runs.
+func (s Store) Begin(cwd string) *Recording {
+	r := &Recording{s: s, pass: Pass{Root: FindRoot(cwd)}}
+	t, err := s.Scan(r.pass.Root)
+	if err != nil {
+		r.pass.Error = err.Error()
+		return r
+	}
+	r.before = t
+	return r
+}
+
+// Finish re-scans the tree after the validator ran and returns what the
+// pass records: the digest when the tree is the one it started from,
+// and otherwise an error naming what changed or was rewritten while the
+// validator ran (a file swapped and restored during the run keeps its
+// content but not its ctime, so the run may not have tested this tree).
+func (r *Recording) Finish() Pass {
+	if r.before == nil {
+		return r.pass
+	}
+	p := r.pass
+	after, err := r.s.Scan(p.Root)
 	if err != nil {
 		p.Error = err.Error()
 		return p
 	}
-	p.Digest, p.Files = t.Digest, len(t.Files)
-	if s.Dir != "" {
-		_ = SaveManifest(s.Dir, t) // without it a stale reason names no paths
+	if after.Digest != r.before.Digest {
+		p.Error = "the working tree changed while the validator ran: " + describe(Diff(r.before.Files, after.Files))
+		return p
+	}
+	if touched := rewritten(r.before.walked, after.walked); len(touched) > 0 {
+		p.Error = "files were rewritten while the validator ran, so it may not have tested this content: " + strings.Join(touched, ", ")
+		return p
+	}
+	p.Digest, p.Files = after.Digest, len(after.Files)
+	if r.s.Dir != "" {
+		_ = SaveManifest(r.s.Dir, after) // without it a stale reason names no paths
 	}
 	return p
+}
+
+// rewritten lists (up to 5) paths whose stat differs between two scans
+// of the same file set.
+func rewritten(a, b []walkFile) []string {
+	var out []string
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i].rel == b[i].rel && a[i].st != b[i].st {
+			if len(out) == 5 {
+				out = append(out, "…")
+				break
+			}
+			out = append(out, a[i].rel)
+		}
+	}
+	return out
+}
+
+// describe renders the first few changes and their count.
+func describe(cs []Change) string {
+	var parts []string
+	for i, c := range cs {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-5))
+			break
+		}
+		parts = append(parts, c.Kind+" "+c.Path)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Manifest loads a stored manifest by digest.

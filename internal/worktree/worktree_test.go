@@ -334,3 +334,59 @@ func FuzzDecodeCache(f *testing.F) {
 		}
 	})
 }
+
+// A validation records a digest only when the tree after the run is the
+// tree before it, file for file: a file swapped for the run and restored
+// afterwards keeps its content but not its ctime.
+func TestRecordingDuringRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		during func(t *testing.T, root string)
+		want   string // substring of the error; "" for a digest
+	}{
+		{"untouched", func(t *testing.T, root string) {
+			os.ReadFile(filepath.Join(root, "x.go"))
+		}, ""},
+		{"changed", func(t *testing.T, root string) {
+			write(t, root, map[string]string{"x.go": "package broken\n"})
+		}, "changed while the validator ran: modified x.go"},
+		{"added", func(t *testing.T, root string) {
+			write(t, root, map[string]string{"gen.go": "package m\n"})
+		}, "added gen.go"},
+		{"swapped and restored", func(t *testing.T, root string) {
+			p := filepath.Join(root, "x.go")
+			orig, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte("package good\n"), 0o644)
+			os.WriteFile(p, orig, 0o644)
+		}, "rewritten while the validator ran, so it may not have tested this content: x.go"},
+		{"renamed away and back", func(t *testing.T, root string) {
+			p := filepath.Join(root, "x.go")
+			os.Rename(p, p+".bak")
+			write(t, root, map[string]string{"x.go": "package good\n"})
+			os.Rename(p+".bak", p)
+		}, "rewritten while the validator ran"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, map[string]string{"x.go": "package m\n", "x_test.go": "package m\n"})
+			s := Store{Dir: t.TempDir(), Key: []byte("0123456789abcdef0123456789abcdef")}
+			rec := s.Begin(root)
+			time.Sleep(10 * time.Millisecond) // a later ctime tick
+			tt.during(t, root)
+			p := rec.Finish()
+			if tt.want == "" {
+				if p.Digest == "" || p.Error != "" {
+					t.Fatalf("pass = %+v, want a digest", p)
+				}
+				if _, err := s.Manifest(p.Digest); err != nil {
+					t.Errorf("manifest not kept: %v", err)
+				}
+				return
+			}
+			if p.Digest != "" || !strings.Contains(p.Error, tt.want) {
+				t.Errorf("pass = %+v, want error containing %q", p, tt.want)
+			}
+		})
+	}
+}
