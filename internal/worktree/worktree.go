@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -426,7 +427,23 @@ func hashFile(path string, st stat) (sum [32]byte, stable bool, err error) {
 		if err != nil {
 			return missing(path), false, nil
 		}
-		return sha256.Sum256([]byte("link\x00" + target)), true, nil
+		// The content a link to a regular file reaches is part of the
+		// tree (the target may lie outside it): never cacheable.
+		h := sha256.New()
+		h.Write([]byte("link\x00" + target))
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+			if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+				c := sha256.New()
+				_, err := io.Copy(c, f)
+				f.Close()
+				if err == nil {
+					h.Write([]byte("\x00"))
+					h.Write(c.Sum(nil))
+				}
+			}
+		}
+		copy(sum[:], h.Sum(nil))
+		return sum, false, nil
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow, 0)
 	if err != nil {

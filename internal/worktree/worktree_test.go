@@ -133,6 +133,11 @@ func TestScanDetectsChanges(t *testing.T) {
 			os.Rename(p, filepath.Join(root, "x.orig"))
 			os.Symlink("x.orig", p)
 		}, []Change{{"x.go", "modified"}, {"x.orig", "added"}}},
+		{"content behind a symlink", func(t *testing.T, root string) {
+			p := filepath.Join(root, "outside.txt")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, append(b, '!'), 0o644)
+		}, []Change{{"ext.go", "modified"}}},
 		{"exclude rule added", func(t *testing.T, root string) {
 			write(t, root, map[string]string{".git/info/exclude": "y_test.go\n"})
 		}, []Change{{".git/info/exclude", "modified"}, {"y_test.go", "removed"}}},
@@ -144,7 +149,9 @@ func TestScanDetectsChanges(t *testing.T) {
 		for _, cached := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/cache=%v", tt.name, cached), func(t *testing.T) {
 				root := t.TempDir()
-				write(t, root, map[string]string{".gitignore": "*.log\n", "x.go": "package m\n", "y_test.go": "package m\n", ".git/info/exclude": "\n"})
+				write(t, root, map[string]string{".gitignore": "*.log\noutside.txt\n", "x.go": "package m\n", "y_test.go": "package m\n", ".git/info/exclude": "\n",
+					"outside.txt": "package m // reached through ext.go\n"})
+				os.Symlink(filepath.Join(root, "outside.txt"), filepath.Join(root, "ext.go"))
 				o := Options{Now: past}
 				if cached {
 					o.CacheFile, o.CacheKey = filepath.Join(t.TempDir(), "c.cache"), key
@@ -154,12 +161,12 @@ func TestScanDetectsChanges(t *testing.T) {
 					t.Fatal(err)
 				}
 				if cached {
-					// a warm re-scan hashes nothing
+					// a warm re-scan hashes only the symlink
 					again, err := Scan(root, o)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if again.Hashed != 0 || again.Digest != before.Digest {
+					if again.Hashed != 1 || again.Digest != before.Digest {
 						t.Fatalf("warm rescan hashed %d files, digest %s vs %s", again.Hashed, again.Digest, before.Digest)
 					}
 				}
