@@ -67,7 +67,27 @@ func (g *Gate) decide(ev *hooks.Event, l Evidence, claims []Claim, entries []*le
 	if ev.Cwd != "" && filepath.IsAbs(ev.Cwd) {
 		f.SessionRoot = worktree.FindRoot(ev.Cwd)
 	}
+	if cwd := firstCwd(entries); cwd != "" {
+		f.OriginRoot = worktree.FindRoot(cwd)
+	}
 	return Decide(claims, entries, f, g.Binding)
+}
+
+// firstCwd is the working directory of the session's first recorded
+// tool call: where the session started, before any cd.
+func firstCwd(entries []*ledger.Entry) string {
+	for _, e := range entries {
+		if e.Kind != ledger.KindToolCall && e.Kind != ledger.KindToolFailure {
+			continue
+		}
+		var b struct {
+			Cwd string `json:"cwd"`
+		}
+		if json.Unmarshal(e.Body, &b) == nil && filepath.IsAbs(b.Cwd) {
+			return b.Cwd
+		}
+	}
+	return ""
 }
 
 // Write is the last file-modifying tool call found in a ledger.
@@ -175,9 +195,9 @@ type Verdict struct {
 	Rules []policies.ValidatorRule
 	// Revalidate is the docket validate command that re-runs Pass.
 	Revalidate string
-	// SessionRoot is the project the session runs in; Cwd is where Pass
-	// ran (OtherProject).
-	SessionRoot, Cwd string
+	// SessionRoot and OriginRoot are the project the session stops in
+	// and the one it started in; Cwd is where Pass ran (OtherProject).
+	SessionRoot, OriginRoot, Cwd string
 }
 
 // TreeCheck compares a pass's working-tree digest with the tree now.
@@ -219,6 +239,11 @@ type Freshness struct {
 	// worktree.FindRoot); "" when the payload names no directory, and
 	// then no pass can back a claim.
 	SessionRoot string
+	// OriginRoot is the project root where the session started (its
+	// first recorded tool call's cwd); "" when unknown. When set, a pass
+	// must lie inside it too, so changing directory before stopping
+	// does not make another tree the session's project.
+	OriginRoot string
 	// Scan returns the tree at a project root as it is now.
 	Scan func(root string) (*worktree.Tree, error)
 	// Manifest returns the files of a validated tree by digest, to name
@@ -254,7 +279,7 @@ func Decide(claims []Claim, entries []*ledger.Entry, f Freshness, b Binding) Dec
 		return r
 	}
 	for _, ty := range ClaimTypesOf(claims) {
-		v := Verdict{Type: ty, Rules: b.Validators(ty), SessionRoot: f.SessionRoot}
+		v := Verdict{Type: ty, Rules: b.Validators(ty), SessionRoot: f.SessionRoot, OriginRoot: f.OriginRoot}
 		for _, c := range claims {
 			if c.Type == ty {
 				v.Claims = append(v.Claims, c)
@@ -300,7 +325,7 @@ func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, sca
 		cand := *v
 		cand.Pass, cand.Validator, cand.Cwd = e, body.Validator, body.Cwd
 		cand.Revalidate = revalidate(e.Session, v.Type, body)
-		if !inProject(f.SessionRoot, body) {
+		if !inProject(f.SessionRoot, body) || (f.OriginRoot != "" && !inProject(f.OriginRoot, body)) {
 			if elsewhere == nil {
 				cand.Status = OtherProject
 				elsewhere = &cand
@@ -502,7 +527,11 @@ func otherProjectWhy(v Verdict) string {
 	if v.SessionRoot == "" {
 		return fmt.Sprintf("the stop payload names no working directory, so validator_pass at seq %d (%s) cannot be tied to this session's project", v.Pass.Seq, v.Validator)
 	}
-	return fmt.Sprintf("the newest validator_pass for %s (seq %d, %s) ran in %s, outside this session's project %s; evidence from another directory backs nothing here. Validate inside the project (docket validate --cwd DIR)", v.Type, v.Pass.Seq, v.Validator, v.Cwd, v.SessionRoot)
+	project := v.SessionRoot
+	if v.OriginRoot != "" && v.OriginRoot != v.SessionRoot {
+		project += " (the session started in " + v.OriginRoot + "; a pass must lie inside both)"
+	}
+	return fmt.Sprintf("the newest validator_pass for %s (seq %d, %s) ran in %s, outside this session's project %s; evidence from another directory backs nothing here. Validate inside the project (docket validate --cwd DIR)", v.Type, v.Pass.Seq, v.Validator, v.Cwd, project)
 }
 
 // treeBody adds the working-tree comparison to a gate_decision claim body.
