@@ -362,12 +362,9 @@ func (w *walker) excludedPath(path string) bool {
 }
 
 func (w *walker) excluded(dir, name string) bool {
-	if len(w.exclude) == 0 {
-		return false
-	}
-	path := filepath.Join(dir, name)
 	for _, x := range w.exclude {
-		if path == x {
+		// cheap test first: x must end in name
+		if len(x) == len(dir)+1+len(name) && strings.HasSuffix(x, name) && x == filepath.Join(dir, name) {
 			return true
 		}
 	}
