@@ -2,7 +2,10 @@
 // (from the hook payload, or backwards from the transcript), finds every
 // claim in it with the claim lexicon, and allows the stop only when the
 // session's verified ledger holds a fresh validator_pass, from a validator
-// the claim binding allows, for each claimed type. Every decision on a
+// the claim binding allows, for each claimed type. Fresh means made in
+// the session's project on the working tree as it is now: the pass's
+// recorded tree digest (internal/worktree) equals the tree's digest at
+// the stop. Every decision on a
 // message with claims is itself a gate_decision ledger entry.
 package gate
 
