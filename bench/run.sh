@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "### ledger"; bench/ledger.sh
 echo; echo "### judge"; bench/judge.sh
+echo; echo "### gate on a 10,000-file tree"; bench/gate.sh
 echo; echo "### gate, store (in-process)"
-go test -run=NONE -bench=. -benchtime=20x ./gate ./cmd/docket-gate
+go test -run=NONE -bench=. -benchtime=20x ./gate ./cmd/docket-gate ./internal/worktree
 go test -run=NONE -bench=. ./store/...

@@ -92,3 +92,34 @@ func FuzzTrackedPaths(f *testing.F) {
 		trackedPaths(b, oid) // must not panic
 	})
 }
+
+// A linked worktree keeps its own index under the main repository's
+// git directory; the reader follows the .git file to it.
+func TestTrackedPathsLinkedWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	root := t.TempDir()
+	main := filepath.Join(root, "main")
+	write(t, main, map[string]string{".gitignore": "*.gen\n", "a.go": "a", "x.gen": "forced"})
+	git(t, main, "init", "-q")
+	git(t, main, "add", "-A")
+	git(t, main, "add", "-f", "x.gen")
+	git(t, main, "commit", "-qm", "init")
+	git(t, main, "worktree", "add", "-q", filepath.Join(root, "wt"))
+	wt := filepath.Join(root, "wt")
+	want := strings.Fields(git(t, wt, "ls-files"))
+	if got := readTracked(wt); !reflect.DeepEqual(got, want) || len(got) != 3 {
+		t.Fatalf("tracked = %q, want %q", got, want)
+	}
+	write(t, main, map[string]string{".git/info/exclude": "a.go\n"})
+	tr, err := Scan(wt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// info/exclude lives in the common directory; a.go is tracked, so
+	// it stays.
+	if got := strings.Join(paths(tr), " "); got != ".git/info/exclude .gitignore a.go x.gen" {
+		t.Errorf("files = %s", got)
+	}
+}
