@@ -427,56 +427,6 @@ func revalidate(session, claim string, body passBody) string {
 	return cmd + fmt.Sprintf(" --claim %s --validator %s --args %s", claim, body.Validator, shellQuote(args))
 }
 
-// latestPass returns the newest validator_pass for claim from an allowed
-// validator, and otherwise the validator of the newest pass that was not
-// allowed.
-func latestPass(entries []*ledger.Entry, claim string, b Binding) (pass *ledger.Entry, validator, disallowed string) {
-	for i := len(entries) - 1; i >= 0; i-- {
-		e := entries[i]
-		if e.Kind != ledger.KindValidatorPass {
-			continue
-		}
-		var body passBody
-		if err := json.Unmarshal(e.Body, &body); err != nil {
-			continue
-		}
-		if body.Claim != claim || body.Result != "pass" {
-			continue
-		}
-		if !b.Allows(claim, body.Validator) {
-			if disallowed == "" {
-				disallowed = body.Validator
-			}
-			continue
-		}
-		return e, body.Validator, ""
-	}
-	return nil, "", disallowed
-}
-
-// MinRelevantSeq is the oldest seq a write must follow to matter: the
-// oldest among the newest allowed passes of each claimed type. Writes at
-// or before it cannot make any of those passes stale.
-func MinRelevantSeq(claims []Claim, entries []*ledger.Entry, b Binding) uint64 {
-	var min uint64
-	first := true
-	for _, ty := range ClaimTypesOf(claims) {
-		p, _, _ := latestPass(entries, ty, b)
-		if p == nil {
-			continue
-		}
-		if first || p.Seq < min {
-			min, first = p.Seq, false
-		}
-	}
-	if first { // no pass at all: no write can matter
-		if n := len(entries); n > 0 {
-			return entries[n-1].Seq
-		}
-	}
-	return min
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // MaxNamedChanges is how many changed paths a block reason names.
