@@ -279,6 +279,7 @@ func TestGateDecisions(t *testing.T) {
 			m.Append("s1", ledger.Record{Kind: ledger.KindToolCall, Tool: "Bash", Body: map[string]any{"cwd": m.project(t)}})
 			scratch := t.TempDir()
 			os.Mkdir(filepath.Join(scratch, ".git"), 0o755)
+			os.WriteFile(filepath.Join(scratch, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 			m.passIn(t, scratch, "s1", "done", "go_test_pass", "pass")
 			m.passIn(t, scratch, "s1", "tests_pass", "go_test_pass", "pass")
 			m.proj = scratch // the stop payload's cwd

@@ -442,7 +442,7 @@ func hashFile(path string, st stat) (sum [32]byte, stable bool, err error) {
 		copy(sum[:], h.Sum(nil))
 		return sum, false, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow|syscall.O_NONBLOCK, 0) // a FIFO swapped in cannot block the scan
 	if err != nil {
 		// vanished or replaced by a symlink since the listing: its sum
 		// cannot match any earlier content, and the next scan sees it.
@@ -590,7 +590,9 @@ func readInfoExclude(root string) (data []byte, path string) {
 }
 
 // FindRoot returns the project root of dir: the nearest directory at or
-// above it holding a .git entry, else dir itself; symlinks resolved.
+// above it holding a git repository (a .git directory with a HEAD file,
+// or a .git file pointing to one with "gitdir:"), else dir itself;
+// symlinks resolved. A stray empty .git does not make a root.
 func FindRoot(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -600,7 +602,7 @@ func FindRoot(dir string) string {
 		abs = r
 	}
 	for d := abs; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if isRepo(filepath.Join(d, ".git")) {
 			return d
 		}
 		parent := filepath.Dir(d)
@@ -609,6 +611,27 @@ func FindRoot(dir string) string {
 		}
 		d = parent
 	}
+}
+
+func isRepo(dotgit string) bool {
+	st, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return false
+	case st.IsDir():
+		_, err := os.Stat(filepath.Join(dotgit, "HEAD"))
+		return err == nil
+	case st.Mode().IsRegular():
+		b := make([]byte, 8)
+		f, err := os.Open(dotgit)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		n, _ := io.ReadFull(f, b)
+		return string(b[:n]) == "gitdir: "
+	}
+	return false
 }
 
 // Within reports whether path is root or lies below it (both absolute

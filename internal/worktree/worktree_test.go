@@ -292,12 +292,15 @@ func TestTooLarge(t *testing.T) {
 
 func TestFindRoot(t *testing.T) {
 	root := t.TempDir()
-	write(t, root, map[string]string{"repo/.git/HEAD": "x", "repo/a/b/f": "", "plain/x/f": "", "wt/.git": "gitdir: /x\n"})
+	write(t, root, map[string]string{"repo/.git/HEAD": "x", "repo/a/b/f": "", "plain/x/f": "", "wt/.git": "gitdir: /x\n",
+		"repo/stray/.git/config": "", "repo/junk/.git": "not a gitdir\n"})
 	abs, _ := filepath.EvalSymlinks(root)
 	tests := []struct{ dir, want string }{
 		{"repo/a/b", "repo"},
 		{"repo", "repo"},
 		{"wt", "wt"},
+		{"repo/stray", "repo"}, // a .git without HEAD is no repository
+		{"repo/junk", "repo"},
 	}
 	for _, tt := range tests {
 		if got := FindRoot(filepath.Join(root, tt.dir)); got != filepath.Join(abs, tt.want) {
@@ -376,7 +379,7 @@ func TestRecordingDuringRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			write(t, root, map[string]string{"x.go": "package m\n", "x_test.go": "package m\n"})
+			write(t, root, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "x.go": "package m\n", "x_test.go": "package m\n"})
 			s := Store{Dir: t.TempDir(), Key: []byte("0123456789abcdef0123456789abcdef")}
 			rec := s.Begin(root)
 			time.Sleep(10 * time.Millisecond) // a later ctime tick
@@ -395,5 +398,33 @@ func TestRecordingDuringRun(t *testing.T) {
 				t.Errorf("pass = %+v, want error containing %q", p, tt.want)
 			}
 		})
+	}
+}
+
+// A FIFO swapped in for a listed file cannot hang a scan: the open does
+// not block and the read content is not cached.
+func TestFIFOCannotBlock(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "x.go")
+	if err := syscallMkfifo(p); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sum, stable, err := hashFile(p, stat{mode: 0o644})
+		if err != nil || stable {
+			t.Errorf("hashFile(fifo) = %x, %v, %v", sum, stable, err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("hashFile blocked on a FIFO")
+	}
+	// A listed FIFO is not a file of the tree at all.
+	tr, err := Scan(root, Options{})
+	if err != nil || len(tr.Files) != 0 {
+		t.Errorf("scan with a FIFO: %v, %v", paths(tr), err)
 	}
 }
