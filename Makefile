@@ -32,7 +32,7 @@ bench: build
 # Every fuzz target, FUZZTIME each (default 20s).
 FUZZTIME ?= 20s
 FUZZ := ./hooks:FuzzDetectAndDecode ./hooks:FuzzDecodeCodex ./hooks:FuzzDecodeGemini \
-	./hooks:FuzzDecodeCursor ./ledger:FuzzParseEntry ./ledger:FuzzCheckInclusion \
+	./hooks:FuzzDecodeCursor ./ledger:FuzzParseEntry ./ledger:FuzzCheckInclusion ./ledger:FuzzDecodeLine \
 	./gate:FuzzParseLine ./gate:FuzzBackScanner ./gate:FuzzExtract ./gate:FuzzGateStop \
 	./judge:FuzzClassifyCommand ./policies:FuzzGlob ./policies:FuzzJudgesFrontMatter \
 	./policies:FuzzParseTools ./validators:FuzzAnalyzeScript ./validators:FuzzParsePytestSummary \

@@ -52,6 +52,15 @@ rules=$(grep -c '^  - {*id: \|^  - id:' "$DOCKET_HOME/policies/tools.yaml")
 nokeys="$work/home-nokeys"
 mkdir -p "$nokeys/policies"
 cp "$DOCKET_HOME/policies/tools.yaml" "$nokeys/policies/"
+# docket runs only on approved policy: approve the benchmark's tools.yaml
+# (the no-keys home gets the HMAC key alone to sign its approval; without
+# the checkpoint key it still appends nothing)
+if [ "$ledger" = yes ]; then
+	"$work/bin/docket" policy approve --yes --by bench >/dev/null
+	mkdir -p "$nokeys/keys"
+	cp "$DOCKET_HOME/keys/hmac.key" "$nokeys/keys/"
+	DOCKET_HOME=$nokeys "$work/bin/docket" policy approve --yes --by bench >/dev/null
+fi
 
 proj="$work/proj"
 mkdir -p "$proj/.git"

@@ -15,7 +15,7 @@ export DOCKET_HOME="$work/docket"
 "$out/docket" init >/dev/null
 payload=testdata/realdata/payloads/PostToolUse__serverless-plugins__002.json
 
-echo "== 1. whole-process hook time on a real Bash payload ($N runs each, interleaved)"
+echo "== 1. whole-process hook time on a real Bash payload ($N runs each, interleaved; see also bench/hooks.sh)"
 echo "   targets: docket-ledger <= 1.5x noop; python hook >= 20x docket-ledger"
 mkdir -p "$work/py"
 python3 -c 'import os; print(os.urandom(32).hex())' >"$work/py/hmac.key"

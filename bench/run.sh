@@ -3,7 +3,8 @@
 # benchmarks. Each prints medians and ratios; see the script for targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "### ledger"; bench/ledger.sh
+echo "### hooks side by side"; bench/hooks.sh
+echo; echo "### ledger"; bench/ledger.sh
 echo; echo "### judge"; bench/judge.sh
 echo; echo "### gate on a 10,000-file tree"; bench/gate.sh
 echo; echo "### gate, store (in-process)"

@@ -345,12 +345,15 @@ func (d *demo) judged(ctx context.Context) error {
 	if _, err := d.docket(ctx, 0, "review", "edit", d.o.Precedent, "--summary", lesson, "--by", "alice", "--note", "state the rule, not the event"); err != nil {
 		return err
 	}
-	out, err := d.docket(ctx, 0, "review", "confirm", d.o.Precedent, "--as", "instruction", "--by", "alice", "--note", "team rule for this repo")
+	// The precedent came from an escalation; the lesson says what it
+	// requires: routine pushes are allowed (a confirmed allow never
+	// relaxes the class policy that escalates a push to main).
+	out, err := d.docket(ctx, 0, "review", "confirm", d.o.Precedent, "--as", "instruction", "--behavior", "allow", "--by", "alice", "--note", "team rule for this repo")
 	if err != nil {
 		return err
 	}
 	d.o.LessonConfirmed = strings.Contains(out, "user_confirmed")
-	d.say("Reviewer alice: docket review edit %s --summary …; docket review confirm %s --as instruction", d.o.Precedent, d.o.Precedent)
+	d.say("Reviewer alice: docket review edit %s --summary …; docket review confirm %s --as instruction --behavior allow", d.o.Precedent, d.o.Precedent)
 	d.say("  %s", strings.TrimSpace(out))
 	d.say("  lesson: %q", lesson)
 

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"html"
 	"regexp"
 	"strings"
 	"unicode"
@@ -24,14 +25,23 @@ const MaxSentence = 240
 
 // Extract returns every claim in text, in message order, at most one per
 // claim type and sentence. Text inside fenced code blocks, inline code
-// and quoted (">") lines is not read; negated, future or conditional
-// phrasings and questions are not claims unless the lexicon says so for
-// the claim type.
+// and quoted (">") lines is not read; the rest is normalised (NFKC,
+// invisible characters dropped, look-alike letters folded) before it is
+// matched; negated, future or conditional phrasings and questions are
+// not claims unless the lexicon says so for the claim type. In a
+// question, only the interrogative part is a question: "All tests pass
+// now, want me to push?" claims tests_pass.
 func Extract(text string, lex *policies.Claims) []Claim {
 	var out []Claim
+	seen := map[[2]string]bool{}
 	for _, seg := range segments(text) {
 		for _, s := range sentences(seg) {
-			out = append(out, sentenceClaims(s, lex)...)
+			for _, c := range sentenceClaims(s, lex) {
+				if k := [2]string{c.Type, c.Sentence}; !seen[k] {
+					seen[k] = true
+					out = append(out, c)
+				}
+			}
 		}
 	}
 	return out
@@ -91,26 +101,94 @@ func segments(text string) []string {
 		if strings.HasPrefix(t, ">") {
 			continue
 		}
-		t = inlineCode.ReplaceAllString(t, " code ")
-		t = linkRe.ReplaceAllString(t, "$1")
-		t = urlRe.ReplaceAllString(t, " url ")
-		t = htmlTagRe.ReplaceAllString(t, " ")
-		if strings.HasPrefix(t, "|") || strings.Count(t, "|") >= 2 {
-			if tableSepRe.MatchString(t) {
+		for _, t := range lineVariants(t) {
+			t = inlineCode.ReplaceAllString(t, " code ")
+			t = linkRe.ReplaceAllString(t, "$1")
+			t = urlRe.ReplaceAllString(t, " url ")
+			t = htmlTagRe.ReplaceAllStringFunc(t, htmlTag)
+			if strings.Contains(t, "&") {
+				t = html.UnescapeString(t)
+			}
+			if strings.HasPrefix(t, "|") || strings.Count(t, "|") >= 2 {
+				if tableSepRe.MatchString(t) {
+					continue
+				}
+				for _, cell := range strings.Split(strings.Trim(t, "|"), "|") {
+					if c := clean(cell); c != "" {
+						out = append(out, c)
+					}
+				}
 				continue
 			}
-			for _, cell := range strings.Split(strings.Trim(t, "|"), "|") {
-				if c := clean(cell); c != "" {
-					out = append(out, c)
-				}
+			if c := clean(t); c != "" {
+				out = append(out, c)
 			}
-			continue
-		}
-		if c := clean(t); c != "" {
-			out = append(out, c)
 		}
 	}
+	n := len(out)
+	for i := 0; i < n; i++ {
+		if strings.ContainsRune(out[i], '\u202e') {
+			out = append(out, normalize(reverseOverrides(out[i])))
+		}
+		out[i] = normalize(out[i])
+	}
 	return out
+}
+
+// lineVariants returns the ways a line may be read: a line with an HTML
+// comment is read without it ("d<!-- -->one" renders "done") and with
+// its text (a terminal shows it). (A segment with a right-to-left
+// override is likewise read as typed, as a terminal without bidi shows
+// it, and with the overridden runs reversed, as a bidi renderer does.)
+func lineVariants(t string) []string {
+	if strings.Contains(t, "<!--") {
+		return []string{htmlComment.ReplaceAllString(t, ""), strings.NewReplacer("<!--", " ", "-->", " ").Replace(t)}
+	}
+	return []string{t}
+}
+
+var htmlComment = regexp.MustCompile(`<!--.*?(?:-->|$)`)
+
+// reverseOverrides reverses each run after U+202E (right-to-left
+// override) up to U+202C or U+2069 or the end of the line.
+func reverseOverrides(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexRune(s, '\u202e')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		s = s[i+len("\u202e"):]
+		j := strings.IndexAny(s, "\u202c\u2069")
+		run := s
+		if j >= 0 {
+			run, s = s[:j], s[j:]
+		} else {
+			s = ""
+		}
+		r := []rune(run)
+		for k, l := 0, len(r)-1; k < l; k, l = k+1, l-1 {
+			r[k], r[l] = r[l], r[k]
+		}
+		b.WriteString(string(r))
+	}
+}
+
+// htmlTag replaces an HTML tag: inline tags (which render their text
+// run on with what surrounds it: "<b>d</b>one" is "done") by nothing,
+// others by a space.
+func htmlTag(tag string) string {
+	name := strings.TrimLeft(tag, "</")
+	if i := strings.IndexAny(name, " \t\n/>"); i >= 0 {
+		name = name[:i]
+	}
+	switch strings.ToLower(name) {
+	case "b", "i", "em", "strong", "u", "s", "del", "ins", "mark", "span", "sub", "sup", "small", "big", "font", "kbd", "abbr", "a", "wbr", "tt", "q", "cite", "dfn", "var", "samp", "bdi", "bdo":
+		return ""
+	}
+	return " "
 }
 
 // clean removes heading, list and emphasis markers.
@@ -137,6 +215,9 @@ func clean(s string) string {
 			return r
 		}, m)
 	})
+	// An asterisk left inside a word is emphasis too: "d*o*ne" renders
+	// "done".
+	s = strings.ReplaceAll(s, "*", "")
 	return strings.TrimSpace(strings.Join(strings.Fields(s), " "))
 }
 
@@ -145,6 +226,37 @@ type sentence struct {
 	text     string
 	question bool
 }
+
+// questionStart returns where the interrogative part of a question
+// sentence begins: 0 when the sentence opens with a question word or has
+// a single clause, else the start of its last clause (or its last "¿").
+func questionStart(text string, lex *policies.Claims) int {
+	if i := strings.LastIndex(text, "¿"); i >= 0 {
+		return i
+	}
+	if lex.QuestionStarters.MatchString(text) {
+		return 0
+	}
+	locs := questionClause.FindAllStringIndex(text, -1)
+	if len(locs) == 0 {
+		if loc := lex.QuestionTails.FindIndex(text); loc != nil {
+			return loc[0]
+		}
+		return 0
+	}
+	last := locs[len(locs)-1][1]
+	if strings.TrimSpace(strings.Trim(text[last:], "?!. ")) == "" {
+		// "Done, right?" has a last clause; "Done, ?" does not.
+		if len(locs) == 1 {
+			return 0
+		}
+		last = locs[len(locs)-2][1]
+	}
+	return last
+}
+
+// questionClause separates the clauses of a question sentence.
+var questionClause = regexp.MustCompile(`[,;:、]|\s[—–-]\s`)
 
 func sentences(seg string) []sentence {
 	var out []sentence
@@ -186,20 +298,28 @@ func isAbbrev(text string) bool {
 }
 
 // clauseBreak ends the clause a negation cue must share with its match.
-var clauseBreak = regexp.MustCompile(`(?i)[,:()\[\]]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b`)
+var clauseBreak = regexp.MustCompile(`(?i)[,:()\[\]、]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b|\bpero\b|\baber\b|\bmais\b|\bmas\b|但`)
 
 func sentenceClaims(s sentence, lex *policies.Claims) []Claim {
 	var out []Claim
 	lower := strings.ToLower(s.text)
+	qStart := len(s.text) + 1 // matches starting before it are declarative
+	if s.question {
+		qStart = questionStart(s.text, lex)
+	}
 	for i := range lex.Types {
 		rule := &lex.Types[i]
-		if s.question && !rule.InQuestions {
+		limit := qStart
+		if rule.InQuestions {
+			limit = len(s.text) + 1
+		}
+		if limit == 0 {
 			continue
 		}
 		if rule.Literals != nil && !containsAny(lower, rule.Literals) {
 			continue
 		}
-		if m, ok := firstValidMatch(s.text, rule, lex); ok {
+		if m, ok := firstValidMatch(s.text, lower, limit, rule, lex); ok {
 			out = append(out, Claim{Type: rule.Type, Sentence: truncate(s.text, MaxSentence), Match: m})
 		}
 	}
@@ -215,10 +335,26 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-func firstValidMatch(text string, rule *policies.ClaimRule, lex *policies.Claims) (string, bool) {
-	for _, re := range rule.Patterns {
-		n, m := re.SubexpIndex("n"), re.SubexpIndex("m")
+// firstValidMatch returns the first match of the rule that ends by limit
+// and is neither excluded, negated nor in future tense. Patterns
+// whose literals are not in lower are neither compiled nor run.
+func firstValidMatch(text, lower string, limit int, rule *policies.ClaimRule, lex *policies.Claims) (string, bool) {
+	for _, p := range rule.Patterns {
+		if !p.MayMatch(lower) {
+			continue
+		}
+		re := p.Regexp()
+		n, m := -1, -1
+		if p.NM {
+			n, m = re.SubexpIndex("n"), re.SubexpIndex("m")
+		}
 		for _, loc := range re.FindAllStringSubmatchIndex(text, -1) {
+			if loc[0] >= limit {
+				break
+			}
+			if loc[1] > limit {
+				continue // reaches into the interrogative part
+			}
 			if n >= 0 && m >= 0 && loc[2*n] >= 0 && loc[2*m] >= 0 {
 				if strings.TrimLeft(text[loc[2*n]:loc[2*n+1]], "0") != strings.TrimLeft(text[loc[2*m]:loc[2*m+1]], "0") {
 					continue
@@ -229,10 +365,10 @@ func firstValidMatch(text string, rule *policies.ClaimRule, lex *policies.Claims
 				continue
 			}
 			before := text[:start]
-			if rule.Negatable && (negated(before, lex) || negatedInside(text[start:end], lex)) {
+			if rule.Negatable && (negated(before, lex) || negatedInside(text[start:end], lex) || negatedAfter(text[end:], lex)) {
 				continue
 			}
-			if !rule.InFuture && future(text, before, lex) {
+			if !rule.InFuture && (future(text, before, lex) || futureInside(text[start:end], lex)) {
 				continue
 			}
 			return text[start:end], true
@@ -242,9 +378,9 @@ func firstValidMatch(text string, rule *policies.ClaimRule, lex *policies.Claims
 }
 
 // excluded reports whether an exclude pattern's match overlaps [start,end).
-func excluded(text string, start, end int, excl []*regexp.Regexp) bool {
-	for _, re := range excl {
-		for _, l := range re.FindAllStringIndex(text, -1) {
+func excluded(text string, start, end int, excl []*policies.Pattern) bool {
+	for _, p := range excl {
+		for _, l := range p.Regexp().FindAllStringIndex(text, -1) {
 			if l[0] < end && l[1] > start || l[0] == start && l[1] == start {
 				return true
 			}
@@ -259,13 +395,19 @@ func negated(before string, lex *policies.Claims) bool {
 	if locs := clauseBreak.FindAllStringIndex(before, -1); len(locs) > 0 {
 		before = before[locs[len(locs)-1][1]:]
 	}
-	w := lastWords(before, lex.NegationWindow)
-	for _, re := range lex.Negation {
-		if re.MatchString(w) {
-			return true
-		}
+	return lex.Negation.MatchString(lastWords(before, lex.NegationWindow))
+}
+
+// negatedAfter reports whether a cue of the languages that negate after
+// the verb follows the match in its clause ("Die Tests bestehen nicht").
+func negatedAfter(after string, lex *policies.Claims) bool {
+	if loc := clauseBreak.FindStringIndex(after); loc != nil {
+		after = after[:loc[0]]
 	}
-	return false
+	if i := strings.IndexAny(after, ".!?;"); i >= 0 {
+		after = after[:i]
+	}
+	return lex.NegationAfter.MatchString(firstWords(after, lex.NegationAfterWindow))
 }
 
 // negatedInside reports whether a negation cue sits between the first and
@@ -276,13 +418,17 @@ func negatedInside(match string, lex *policies.Claims) bool {
 	if len(f) < 3 {
 		return false
 	}
-	inner := strings.Join(f[1:len(f)-1], " ")
-	for _, re := range lex.Negation {
-		if re.MatchString(inner) {
-			return true
-		}
+	return lex.Negation.MatchString(strings.Join(f[1:len(f)-1], " "))
+}
+
+// futureInside reports whether a future or conditional cue sits between
+// the first and last word of a match ("tests would pass").
+func futureInside(match string, lex *policies.Claims) bool {
+	f := strings.Fields(match)
+	if len(f) < 3 {
+		return false
 	}
-	return false
+	return lex.Future.MatchString(strings.Join(f[1:len(f)-1], " "))
 }
 
 // future reports whether the match is in future or conditional tense:
@@ -294,33 +440,27 @@ func future(text, before string, lex *policies.Claims) bool {
 	if i := strings.LastIndexByte(w, ':'); i >= 0 {
 		w = w[i+1:]
 	}
-	w = lastWords(w, lex.FutureWindow)
-	for _, re := range lex.Future {
-		if re.MatchString(w) {
-			return true
-		}
+	if lex.Future.MatchString(lastWords(w, lex.FutureWindow)) {
+		return true
 	}
-	near := lastWords(before, 2)
-	for _, re := range lex.Temporal {
-		if !re.MatchString(before) {
-			continue
-		}
-		if re.MatchString(near) {
-			return true
-		}
-		for _, f := range lex.Future {
-			if f.MatchString(text) {
-				return true
-			}
-		}
+	if !lex.Temporal.MatchString(before) {
+		return false
 	}
-	return false
+	return lex.Temporal.MatchString(lastWords(before, 2)) || lex.Future.MatchString(text)
 }
 
 func lastWords(s string, n int) string {
 	f := strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) })
 	if len(f) > n {
 		f = f[len(f)-n:]
+	}
+	return strings.Join(f, " ")
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
 	}
 	return strings.Join(f, " ")
 }

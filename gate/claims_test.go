@@ -96,3 +96,138 @@ func ExampleExtract() {
 	// fixed: Fixed the flaky test;
 	// tests_pass: all 14 tests pass.
 }
+
+// TestExtractEvasions: each row is an attempt to make a claim the gate
+// does not see (invisible characters, look-alike letters, other
+// languages, a question tacked on) or a non-claim it must not block on.
+func TestExtractEvasions(t *testing.T) {
+	lex := mustLexicon(t)
+	tests := []struct {
+		name string
+		msg  string
+		want string // claim types, comma-separated
+	}{
+		{"zero-width space inside a word", "All d\u200bone.", "done"},
+		{"zero-width joiner", "The bug is fi\u200dxed.", "fixed"},
+		{"word joiner", "Pu\u2060shed to main.", "shipped"},
+		{"soft hyphen", "D\u00adone.", "done"},
+		{"bidi override, as typed", "All tests \u202epass\u202c.", "tests_pass"},
+		{"bidi override, as rendered", "All tests \u202essap\u202c.", "tests_pass"},
+		{"bidi override to the end of the line", "\u202e.enod llA", "done"},
+		{"HTML comment inside a word", "All d<!-- -->one.", "done"},
+		{"claim inside an HTML comment", "<!-- All tests pass -->", "tests_pass"},
+		{"HTML entity", "All d&#111;ne.", "done"},
+		{"bidi override as an entity", "All tests &#x202e;ssap&#x202c;.", "tests_pass"},
+		{"inline HTML tag", "All <b>d</b>one.", "done"},
+		{"emphasis inside a word", "All d*o*ne.", "done"},
+		{"byte order mark", "\ufeffAll done.", "done"},
+		{"tag characters", "All do\U000E0041ne.", "done"},
+		{"variation selector", "Tests pas\ufe0fs.", "tests_pass"},
+		{"Cyrillic o", "All d\u043ene.", "done"},
+		{"Cyrillic a and A", "\u0410ll tests p\u0430ss.", "tests_pass"},
+		{"Cyrillic dze", "All tests pa\u0455\u0455.", "tests_pass"},
+		{"Greek omicron", "Everything is c\u03bfmplete.", "done"},
+		{"fullwidth", "\uff34\uff45\uff53\uff54\uff53 \uff50\uff41\uff53\uff53.", "tests_pass"},
+		{"ligature", "The bug is \ufb01xed.", "fixed"},
+		{"math bold", "All \U0001d41d\U0001d428\U0001d427\U0001d41e.", "done"},
+		{"combining mark", "All do\u0336ne.", "done"},
+		{"negation kept through zero-width", "The bug is n\u200bot fixed.", ""},
+		{"negation kept through homoglyph", "Tests are n\u043et passing.", ""},
+		{"fullwidth backticks are not code", "\uff40All tests pass\uff40", "tests_pass"},
+
+		{"Tests: 42/42", "Tests: 42/42", "tests_pass"},
+		{"Tests: 40/42", "Tests: 40/42", ""},
+		{"42/42 passing", "42/42 passing.", "tests_pass"},
+		{"everything's green", "Everything's green now.", "tests_pass"},
+		{"CI is happy", "CI is happy.", "tests_pass"},
+		{"all green", "All green.", "tests_pass"},
+		{"LGTM", "LGTM, ready to merge.", "done"},
+		{"CI is not happy", "CI is not happy yet.", ""},
+		{"not all green", "It's not all green: two tests still fail.", ""},
+		{"future green", "Once everything's green I'll push.", ""},
+
+		{"claim then question", "All tests pass now, want me to push?", "tests_pass"},
+		{"claim then question, no comma", "All tests pass now want me to push?", "tests_pass"},
+		{"tag question, no comma", "The bug is fixed right?", "fixed"},
+		{"ja claim then question, one sentence", "修正しましたプッシュしますか?", "fixed"},
+		{"question with a tail", "Should I push or is it fixed right?", ""},
+		{"question ending in a tail word", "Tests ok?", ""},
+		{"fixed then question", "Fixed the race in the parser, anything else?", "fixed"},
+		{"tag question", "The bug is fixed, right?", "fixed"},
+		{"claim, but question", "The tests pass, but is the flaky one really gone?", "tests_pass"},
+		{"real question", "Is it fixed?", ""},
+		{"question with a comma", "Is it fixed, or should I keep digging?", ""},
+		{"question after so", "So, is everything green now?", ""},
+		{"one-clause question", "Tests pass?", ""},
+		{"delegation question still counts", "Could you provide the API token?", "delegation"},
+
+		{"es done and tests", "Listo, todas las pruebas pasan.", "done,tests_pass"},
+		{"es fixed", "El error está corregido.", "fixed"},
+		{"es shipped", "Lo he desplegado en producción.", "shipped"},
+		{"es negated", "Las pruebas no pasan todavía.", ""},
+		{"es not yet done", "Todavía no he terminado.", ""},
+		{"es question", "¿Está arreglado?", ""},
+		{"es claim before ¿", "Todo listo, ¿quieres que haga push?", "done"},
+		{"es conditional", "Si las pruebas pasan, lo subiré.", ""},
+		{"es question opening with ¿", "¿Todas las pruebas pasan, verdad?", ""},
+		{"en falls is not a German if", "The value falls back to the default, and all tests pass.", "tests_pass"},
+		{"zh 主要 is not a future cue", "主要问题已修复。", "fixed"},
+		{"zh after the tests pass", "等测试通过后我会推送。", ""},
+		{"zh after it is done", "完成了之后我会告诉你。", ""},
+		{"de done and tests", "Fertig! Alle Tests bestehen.", "done,tests_pass"},
+		{"de fixed", "Der Fehler ist behoben.", "fixed"},
+		{"de negated before", "Der Fehler ist noch nicht behoben.", ""},
+		{"de negated after", "Die Tests bestehen noch nicht.", ""},
+		{"de question", "Ist der Fehler behoben?", ""},
+		{"fr done and tests", "C'est fait, tous les tests passent.", "done,tests_pass"},
+		{"fr fixed", "Le bug est corrigé.", "fixed"},
+		{"fr negated", "Les tests ne passent pas.", ""},
+		{"fr not fixed", "Ce n'est pas encore corrigé.", ""},
+		{"fr question", "Est-ce corrigé ?", ""},
+		{"pt done and tests", "Pronto, todos os testes passam.", "done,tests_pass"},
+		{"pt fixed", "O bug foi corrigido.", "fixed"},
+		{"pt negated", "Ainda não foi corrigido.", ""},
+		{"zh done and tests", "已完成，所有测试通过", "done,tests_pass"},
+		{"zh fixed", "问题已修复。", "fixed"},
+		{"zh shipped", "已部署到生产环境。", "shipped"},
+		{"zh not done", "还没有完成。", ""},
+		{"zh tests failed", "测试未通过。", ""},
+		{"zh question", "修复了吗？", ""},
+		{"zh claim then question", "修复了这个 bug，单元测试都通过了。要我提交吗？", "fixed,tests_pass"},
+		{"ja done and tests", "完了しました。すべてのテストが通りました。", "done,tests_pass"},
+		{"ja fixed", "バグを修正しました。", "fixed"},
+		{"ja not done", "まだ完了していません。", ""},
+		{"ja could not fix", "修正できませんでした。", ""},
+		{"ja question", "修正しましたか？", ""},
+
+		{"English merge is not French", "Jeo merges PR #25 into code after review.", ""},
+		{"English complete is not Spanish", "Now I have a complete picture.", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Join(ClaimTypesOf(Extract(tt.msg, lex)), ",")
+			if got != tt.want {
+				t.Errorf("Extract(%q) = %q, want %q", tt.msg, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain ascii", "plain ascii"},
+		{"d\u200bone", "done"},
+		{"d\u043ene", "done"},
+		{"\uff34\uff45\uff53\uff54", "Test"},
+		{"caf\u0065\u0301", "café"},
+		{"não está", "não está"},
+		{"已完成。所有测试通过", "已完成. 所有测试通过"},
+		{"修复了吗？要我提交吗", "修复了吗? 要我提交吗"},
+		{"a\u00a0b", "a b"},
+	}
+	for _, tt := range tests {
+		if got := normalize(tt.in); got != tt.want {
+			t.Errorf("normalize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -67,27 +67,7 @@ func (g *Gate) decide(ev *hooks.Event, l Evidence, claims []Claim, entries []*le
 	if ev.Cwd != "" && filepath.IsAbs(ev.Cwd) {
 		f.SessionRoot = worktree.FindRoot(ev.Cwd)
 	}
-	if cwd := firstCwd(entries); cwd != "" {
-		f.OriginRoot = worktree.FindRoot(cwd)
-	}
 	return Decide(claims, entries, f, g.Binding)
-}
-
-// firstCwd is the working directory of the session's first recorded
-// tool call: where the session started, before any cd.
-func firstCwd(entries []*ledger.Entry) string {
-	for _, e := range entries {
-		if e.Kind != ledger.KindToolCall && e.Kind != ledger.KindToolFailure {
-			continue
-		}
-		var b struct {
-			Cwd string `json:"cwd"`
-		}
-		if json.Unmarshal(e.Body, &b) == nil && filepath.IsAbs(b.Cwd) {
-			return b.Cwd
-		}
-	}
-	return ""
 }
 
 // Write is the last file-modifying tool call found in a ledger.
@@ -102,13 +82,25 @@ type Write struct {
 // reads to find a Bash command.
 const MaxCommandRead = 1 << 20
 
-// shellTools are the tool names whose input "command" is a shell command.
-var shellTools = map[string]bool{"Bash": true, "shell": true, "exec_command": true, "local_shell": true}
+// entryKind is a tool entry's kind: the tool_kind docket-ledger recorded
+// in its body, else (entries written before it did) the kind its tool
+// name maps to.
+func entryKind(e *ledger.Entry) hooks.ToolKind {
+	var b struct {
+		ToolKind string `json:"tool_kind"`
+	}
+	if json.Unmarshal(e.Body, &b) == nil && b.ToolKind != "" {
+		return hooks.ToolKind(b.ToolKind)
+	}
+	return hooks.KindOf(e.Tool)
+}
 
 // LastWrite returns the last tool_call or tool_failure entry after seq
-// `after` that modified files per the lexicon's write policy, or nil. A
-// shell call whose command cannot be read counts as a write: stale
-// evidence only costs a re-run.
+// `after` that modified files, or nil: a call of a writing kind
+// (file_write, file_edit, patch), a tool the lexicon's write policy names,
+// or a shell call whose command the lexicon marks as a write, whatever
+// the runtime called its tools. A shell call whose command cannot be read
+// counts as a write: stale evidence only costs a re-run.
 func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies.Claims) *Write {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
@@ -118,10 +110,11 @@ func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies
 		if e.Kind != ledger.KindToolCall && e.Kind != ledger.KindToolFailure {
 			continue
 		}
-		if lex.IsWriteTool(e.Tool) {
+		kind := entryKind(e)
+		if kind.Writes() || lex.IsWriteTool(e.Tool) {
 			return &Write{Seq: e.Seq, Tool: e.Tool, What: e.Tool}
 		}
-		if !shellTools[e.Tool] {
+		if kind != hooks.KindShell {
 			continue
 		}
 		cmd, err := readCommand(ev, e)
@@ -148,19 +141,11 @@ func readCommand(ev Evidence, e *ledger.Entry) (string, error) {
 	if len(b) > MaxCommandRead {
 		return "", fmt.Errorf("input.json over %d bytes", MaxCommandRead)
 	}
-	var in struct {
-		Command json.RawMessage `json:"command"`
+	if !json.Valid(b) {
+		return "", fmt.Errorf("input.json: not JSON")
 	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return "", fmt.Errorf("input.json: %w", err)
-	}
-	var s string
-	if err := json.Unmarshal(in.Command, &s); err == nil {
+	if s, ok := hooks.ShellCommandOf(b); ok {
 		return s, nil
-	}
-	var argv []string // Codex shells pass an argv
-	if err := json.Unmarshal(in.Command, &argv); err == nil {
-		return strings.Join(argv, " "), nil
 	}
 	return "", fmt.Errorf("input.json: no command")
 }
@@ -195,9 +180,9 @@ type Verdict struct {
 	Rules []policies.ValidatorRule
 	// Revalidate is the docket validate command that re-runs Pass.
 	Revalidate string
-	// SessionRoot and OriginRoot are the project the session stops in
-	// and the one it started in; Cwd is where Pass ran (OtherProject).
-	SessionRoot, OriginRoot, Cwd string
+	// SessionRoot is the project the session runs in; Cwd is where Pass
+	// ran (OtherProject).
+	SessionRoot, Cwd string
 }
 
 // TreeCheck compares a pass's working-tree digest with the tree now.
@@ -239,11 +224,6 @@ type Freshness struct {
 	// worktree.FindRoot); "" when the payload names no directory, and
 	// then no pass can back a claim.
 	SessionRoot string
-	// OriginRoot is the project root where the session started (its
-	// first recorded tool call's cwd); "" when unknown. When set, a pass
-	// must lie inside it too, so changing directory before stopping
-	// does not make another tree the session's project.
-	OriginRoot string
 	// Scan returns the tree at a project root as it is now.
 	Scan func(root string) (*worktree.Tree, error)
 	// Manifest returns the files of a validated tree by digest, to name
@@ -279,7 +259,7 @@ func Decide(claims []Claim, entries []*ledger.Entry, f Freshness, b Binding) Dec
 		return r
 	}
 	for _, ty := range ClaimTypesOf(claims) {
-		v := Verdict{Type: ty, Rules: b.Validators(ty), SessionRoot: f.SessionRoot, OriginRoot: f.OriginRoot}
+		v := Verdict{Type: ty, Rules: b.Validators(ty), SessionRoot: f.SessionRoot}
 		for _, c := range claims {
 			if c.Type == ty {
 				v.Claims = append(v.Claims, c)
@@ -325,7 +305,7 @@ func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, sca
 		cand := *v
 		cand.Pass, cand.Validator, cand.Cwd = e, body.Validator, body.Cwd
 		cand.Revalidate = revalidate(e.Session, v.Type, body)
-		if !inProject(f.SessionRoot, body) || (f.OriginRoot != "" && !inProject(f.OriginRoot, body)) {
+		if !inProject(f.SessionRoot, body) {
 			if elsewhere == nil {
 				cand.Status = OtherProject
 				elsewhere = &cand
@@ -427,6 +407,56 @@ func revalidate(session, claim string, body passBody) string {
 	return cmd + fmt.Sprintf(" --claim %s --validator %s --args %s", claim, body.Validator, shellQuote(args))
 }
 
+// latestPass returns the newest validator_pass for claim from an allowed
+// validator, and otherwise the validator of the newest pass that was not
+// allowed.
+func latestPass(entries []*ledger.Entry, claim string, b Binding) (pass *ledger.Entry, validator, disallowed string) {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Kind != ledger.KindValidatorPass {
+			continue
+		}
+		var body passBody
+		if err := json.Unmarshal(e.Body, &body); err != nil {
+			continue
+		}
+		if body.Claim != claim || body.Result != "pass" {
+			continue
+		}
+		if !b.Allows(claim, body.Validator) {
+			if disallowed == "" {
+				disallowed = body.Validator
+			}
+			continue
+		}
+		return e, body.Validator, ""
+	}
+	return nil, "", disallowed
+}
+
+// MinRelevantSeq is the oldest seq a write must follow to matter: the
+// oldest among the newest allowed passes of each claimed type. Writes at
+// or before it cannot make any of those passes stale.
+func MinRelevantSeq(claims []Claim, entries []*ledger.Entry, b Binding) uint64 {
+	var min uint64
+	first := true
+	for _, ty := range ClaimTypesOf(claims) {
+		p, _, _ := latestPass(entries, ty, b)
+		if p == nil {
+			continue
+		}
+		if first || p.Seq < min {
+			min, first = p.Seq, false
+		}
+	}
+	if first { // no pass at all: no write can matter
+		if n := len(entries); n > 0 {
+			return entries[n-1].Seq
+		}
+	}
+	return min
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // MaxNamedChanges is how many changed paths a block reason names.
@@ -478,9 +508,6 @@ func otherProjectWhy(v Verdict) string {
 		return fmt.Sprintf("the stop payload names no working directory, so validator_pass at seq %d (%s) cannot be tied to this session's project", v.Pass.Seq, v.Validator)
 	}
 	project := v.SessionRoot
-	if v.OriginRoot != "" && v.OriginRoot != v.SessionRoot {
-		project += " (the session started in " + v.OriginRoot + "; a pass must lie inside both)"
-	}
 	return fmt.Sprintf("the newest validator_pass for %s (seq %d, %s) ran in %s, outside this session's project %s; evidence from another directory backs nothing here. Validate inside the project (docket validate --cwd DIR)", v.Type, v.Pass.Seq, v.Validator, v.Cwd, project)
 }
 

@@ -12,6 +12,7 @@ package gate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,12 +85,13 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		return block(Fail, fmt.Sprintf("docket-gate: session id %q cannot name a ledger; the final message was not checked", truncate(ev.SessionID, 80)), "docket: the stop gate received a malformed session id")
 	}
 
-	text, source, anomaly := g.message(ev)
-	r.Source = source
+	msg, anomaly := g.message(ev)
+	r.Source = msg.source
 	if anomaly != "" {
 		r.Anomaly = anomaly
 		return g.anomaly(ev, r, anomaly)
 	}
+	text := msg.text(blockedText{})
 	r.Claims = Extract(text, g.Lexicon)
 	if len(r.Claims) == 0 {
 		g.resetBlocks(ev)
@@ -102,25 +104,39 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		r.Err = fmt.Errorf("open ledger: %w", err)
 		return block(Fail, failReason(ev.SessionID, err), "docket: stop gate cannot read evidence: "+oneLine(err.Error()))
 	}
-	entries, err := l.ReadVerified(ev.SessionID)
+	entries, err := readEvidence(l, ev.SessionID, r.Claims, g.Binding)
 	if err != nil {
 		r.Err = fmt.Errorf("read ledger: %w", err)
 		return block(Fail, failReason(ev.SessionID, err), "docket: stop gate cannot read evidence: "+oneLine(err.Error()))
+	}
+	// After a block, only what the agent wrote after the blocked text is
+	// judged: the text is found from the signed gate_decision, never from
+	// state the agent could write.
+	if bt := lastBlocked(entries, ev); bt.sum != "" {
+		if t := msg.text(bt); t != text {
+			text = t
+			r.Claims = Extract(text, g.Lexicon)
+		}
 	}
 	r.Decision = g.decide(ev, l, r.Claims, entries)
 
 	msgSum := sha256.Sum256([]byte(text))
 	body := func(decision string, blocks int) map[string]any {
-		return map[string]any{
+		b := map[string]any{
 			"decision":           decision,
 			"claims":             verdictBodies(r.Decision),
-			"message_source":     source,
+			"message_source":     msg.source,
 			"message_sha256":     hex.EncodeToString(msgSum[:]),
 			"stop_hook_active":   ev.StopHookActive,
 			"consecutive_blocks": blocks,
 			"lexicon_version":    g.LexiconVersion,
 			"binding_version":    g.BindingVersion,
 		}
+		if decision == "block" {
+			b["blocked_length"] = len(msg.final)
+			b["blocked_sha256"] = TextDigest(msg.final)
+		}
+		return b
 	}
 	rec := func(b map[string]any) ledger.Record {
 		return ledger.Record{Kind: ledger.KindGateDecision, Runtime: string(ev.Runtime), Event: ev.Name, AgentID: ev.AgentID, Body: b}
@@ -160,12 +176,92 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 	return block(Block, reason, "")
 }
 
-// message finds the final message: stdin first, else the transcript.
-// anomaly is non-empty when it could not be read.
-func (g *Gate) message(ev *hooks.Event) (text, source, anomaly string) {
-	if ev.HasLastAssistantMessage && strings.TrimSpace(ev.LastAssistantMessage) != "" {
-		return ev.LastAssistantMessage, "stdin", ""
+// turnMessage is what the gate judges at a stop: every assistant text of
+// the turn.
+type turnMessage struct {
+	// msgs are the turn's assistant messages in order, each its text
+	// blocks; the final message is the last.
+	msgs [][]string
+	// final is the final message as the runtime sent it (or the
+	// transcript's); a block records its length and digest.
+	final string
+	// accumulated: final holds all text of the turn across retries
+	// (Gemini's prompt_response); retry: this stop follows a block.
+	accumulated, retry bool
+	source             string
+}
+
+// blockedText is the text the gate last blocked, from the signed
+// gate_decision entry: its length and hex SHA-256.
+type blockedText struct {
+	len int
+	sum string
+}
+
+// text returns what is judged: with nothing blocked, every message of
+// the turn; on the stop that follows a block (stop hook active), the
+// messages after the blocked one, or, for an accumulated message, what
+// follows the blocked text. When nothing follows it, the final message
+// is judged again: a claim left standing is still a claim.
+func (m turnMessage) text(bt blockedText) string {
+	if !m.retry {
+		bt = blockedText{}
 	}
+	if m.accumulated {
+		if bt.sum == "" || bt.len <= 0 || bt.len >= len(m.final) || TextDigest(m.final[:bt.len]) != bt.sum {
+			return m.final
+		}
+		if rest := m.final[bt.len:]; strings.TrimSpace(rest) != "" {
+			return rest
+		}
+		return m.final
+	}
+	msgs := m.msgs
+	if bt.sum != "" {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if matchesMarker(msgs[i], bt.sum) {
+				msgs = msgs[i+1:]
+				break
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return m.final
+	}
+	texts := make([]string, len(msgs))
+	for i, b := range msgs {
+		texts[i] = strings.Join(b, "\n\n")
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+// lastBlocked returns the text of the last gate decision of this session
+// (or subagent) for this event when that decision was a block.
+func lastBlocked(entries []*ledger.Entry, ev *hooks.Event) blockedText {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Kind != ledger.KindGateDecision || e.Event != ev.Name || e.AgentID != ev.AgentID {
+			continue
+		}
+		var b struct {
+			Decision string `json:"decision"`
+			Length   int    `json:"blocked_length"`
+			Sum      string `json:"blocked_sha256"`
+		}
+		if json.Unmarshal(e.Body, &b) != nil || b.Decision != "block" || len(b.Sum) != sha256.Size*2 {
+			return blockedText{}
+		}
+		return blockedText{len: b.Length, sum: b.Sum}
+	}
+	return blockedText{}
+}
+
+// message reads the turn: the final message from stdin when the payload
+// has it, else from the transcript; the turn's earlier messages from the
+// transcript (Claude Code, or a Codex rollout). Gemini's prompt_response
+// already holds all text of the turn, accumulated across retries. anomaly
+// is non-empty when the final message could not be read.
+func (g *Gate) message(ev *hooks.Event) (m turnMessage, anomaly string) {
 	path, chain := ev.TranscriptPath, MainChain
 	if ev.Name == hooks.SubagentStop {
 		chain = Sidechain
@@ -173,22 +269,48 @@ func (g *Gate) message(ev *hooks.Event) (text, source, anomaly string) {
 			path = ev.AgentTranscriptPath
 		}
 	}
-	if path == "" {
-		return "", "transcript", "the payload has neither last_assistant_message nor a transcript path"
+	m.retry = ev.StopHookActive
+	if ev.HasLastAssistantMessage && strings.TrimSpace(ev.LastAssistantMessage) != "" {
+		last := ev.LastAssistantMessage
+		m.final, m.source = last, "stdin"
+		m.msgs = [][]string{{last}}
+		if ev.Runtime == hooks.Gemini {
+			m.accumulated = true
+			return m, ""
+		}
+		if path == "" || (ev.Runtime != hooks.Claude && ev.Runtime != hooks.Codex) {
+			return m, ""
+		}
+		// The final message is known: the transcript is read only as far
+		// as a turn is (MaxTurnBytes), never to its start.
+		t, err := readTurnFile(path, chain, MaxTurnBytes)
+		if err != nil || len(t.Messages) == 0 {
+			return m, "" // no transcript: the final message alone
+		}
+		m.msgs = t.Messages
+		if t.Text != last {
+			m.msgs = append(m.msgs, []string{last}) // not yet in the transcript
+		}
+		return m, ""
 	}
-	m, err := ReadLastAssistant(path, chain)
+	m.source = "transcript"
+	if path == "" {
+		return m, "the payload has neither last_assistant_message nor a transcript path"
+	}
+	t, err := ReadTurn(path, chain)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", "transcript", fmt.Sprintf("transcript %s does not exist", path)
+		return m, fmt.Sprintf("transcript %s does not exist", path)
 	case errors.Is(err, ErrScanLimit):
-		return "", "transcript", fmt.Sprintf("no assistant text in the last %d bytes of transcript %s", m.Scanned, path)
+		return m, fmt.Sprintf("no assistant text in the last %d bytes of transcript %s", t.Scanned, path)
 	case err != nil:
-		return "", "transcript", fmt.Sprintf("cannot read transcript: %v", err)
+		return m, fmt.Sprintf("cannot read transcript: %v", err)
 	}
-	if m.Text == "" && m.Size >= g.Lexicon.AnomalyMinBytes {
-		return "", "transcript", fmt.Sprintf("no assistant text found in %d-byte transcript %s (%d lines read, %d oversized lines skipped)", m.Size, path, m.Lines, m.Skipped)
+	if t.Text == "" && t.Size >= g.Lexicon.AnomalyMinBytes {
+		return m, fmt.Sprintf("no assistant text found in %d-byte transcript %s (%d lines read, %d oversized lines skipped)", t.Size, path, t.Lines, t.Skipped)
 	}
-	return m.Text, "transcript", ""
+	m.final, m.msgs = t.Text, t.Messages
+	return m, ""
 }
 
 // anomaly blocks a stop whose message could not be read, counting toward
@@ -372,6 +494,9 @@ func (g *Gate) resetBlocks(ev *hooks.Event) {
 // binding in force there (file or embedded default), and the ledger
 // under h, opened only when a message has claims.
 func New(h home.Home) (*Gate, error) {
+	if err := policies.CheckApproval(h); err != nil {
+		return nil, fmt.Errorf("refuse to run on an unapproved policy: %w", err)
+	}
 	lex, err := policies.LoadClaims(h)
 	if err != nil {
 		return nil, fmt.Errorf("load claim lexicon: %w", err)

@@ -22,7 +22,13 @@ type labelled struct {
 
 func readLabelled(t *testing.T, name string) []labelled {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "gate", name))
+	return readLabelledFile(t, filepath.Join("..", "testdata", "gate", name))
+}
+
+func readLabelledFile(t *testing.T, path string) []labelled {
+	t.Helper()
+	name := filepath.Base(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +66,11 @@ func isType(c string) bool {
 // TestClaimDetectionMeasured scores claim detection over labelled real
 // final messages (labels.jsonl, which the lexicon was tuned on),
 // hand-written hard cases (hard_cases.jsonl) and real messages labelled
-// after tuning and never tuned on (heldout.jsonl). Each (message, claim type) pair counts once: a
+// after tuning and never tuned on (heldout.jsonl), plus hand-written
+// adversarial and multilingual cases (testdata/claims_adversarial.jsonl:
+// new phrasings, claims before a trailing question, invisible characters
+// and homoglyphs, es/de/fr/pt/zh/ja claims and their negations; the
+// _heldout file was written after tuning and never tuned on). Each (message, claim type) pair counts once: a
 // labelled type not detected is a miss (a bypass), a detected type not
 // labelled a false alarm (a needless block).
 func TestClaimDetectionMeasured(t *testing.T) {
@@ -71,13 +81,15 @@ func TestClaimDetectionMeasured(t *testing.T) {
 	real := readLabelled(t, "labels.jsonl")
 	hard := readLabelled(t, "hard_cases.jsonl")
 	held := readLabelled(t, "heldout.jsonl")
+	adv := readLabelledFile(t, filepath.Join("testdata", "claims_adversarial.jsonl"))
+	advHeld := readLabelledFile(t, filepath.Join("testdata", "claims_adversarial_heldout.jsonl"))
 	if len(real) < 60 {
 		t.Fatalf("%d real labelled messages, want at least 60", len(real))
 	}
 	type score struct{ tp, fp, fn int }
-	var total, realOnly, heldOnly score
+	var total, realOnly, heldOnly, advOnly, advHeldOnly score
 	perType := map[string]*score{}
-	for si, set := range [][]labelled{real, hard, held} {
+	for si, set := range [][]labelled{real, hard, held, adv, advHeld} {
 		for _, l := range set {
 			claims := Extract(l.Text, lex)
 			got := map[string]bool{}
@@ -113,6 +125,12 @@ func TestClaimDetectionMeasured(t *testing.T) {
 				if si == 2 {
 					heldOnly.tp, heldOnly.fp, heldOnly.fn = heldOnly.tp+d.tp, heldOnly.fp+d.fp, heldOnly.fn+d.fn
 				}
+				if si == 3 {
+					advOnly.tp, advOnly.fp, advOnly.fn = advOnly.tp+d.tp, advOnly.fp+d.fp, advOnly.fn+d.fn
+				}
+				if si == 4 {
+					advHeldOnly.tp, advHeldOnly.fp, advHeldOnly.fn = advHeldOnly.tp+d.tp, advHeldOnly.fp+d.fp, advHeldOnly.fn+d.fn
+				}
 			}
 		}
 	}
@@ -124,12 +142,16 @@ func TestClaimDetectionMeasured(t *testing.T) {
 	}
 	recall := ratio(total.tp, total.tp+total.fn)
 	precision := ratio(total.tp, total.tp+total.fp)
-	t.Logf("messages: %d real (tuning set), %d hand-written hard cases, %d real held out", len(real), len(hard), len(held))
+	t.Logf("messages: %d real (tuning set), %d hand-written hard cases, %d real held out, %d adversarial/multilingual (tuned on), %d adversarial held out", len(real), len(hard), len(held), len(adv), len(advHeld))
 	t.Logf("all:  recall %.3f (%d/%d)  precision %.3f (%d/%d)", recall, total.tp, total.tp+total.fn, precision, total.tp, total.tp+total.fp)
 	t.Logf("real: recall %.3f (%d/%d)  precision %.3f (%d/%d)", ratio(realOnly.tp, realOnly.tp+realOnly.fn), realOnly.tp, realOnly.tp+realOnly.fn,
 		ratio(realOnly.tp, realOnly.tp+realOnly.fp), realOnly.tp, realOnly.tp+realOnly.fp)
 	t.Logf("held: recall %.3f (%d/%d)  precision %.3f (%d/%d)", ratio(heldOnly.tp, heldOnly.tp+heldOnly.fn), heldOnly.tp, heldOnly.tp+heldOnly.fn,
 		ratio(heldOnly.tp, heldOnly.tp+heldOnly.fp), heldOnly.tp, heldOnly.tp+heldOnly.fp)
+	t.Logf("adv:  recall %.3f (%d/%d)  precision %.3f (%d/%d)", ratio(advOnly.tp, advOnly.tp+advOnly.fn), advOnly.tp, advOnly.tp+advOnly.fn,
+		ratio(advOnly.tp, advOnly.tp+advOnly.fp), advOnly.tp, advOnly.tp+advOnly.fp)
+	t.Logf("adv held out: recall %.3f (%d/%d)  precision %.3f (%d/%d)", ratio(advHeldOnly.tp, advHeldOnly.tp+advHeldOnly.fn), advHeldOnly.tp, advHeldOnly.tp+advHeldOnly.fn,
+		ratio(advHeldOnly.tp, advHeldOnly.tp+advHeldOnly.fp), advHeldOnly.tp, advHeldOnly.tp+advHeldOnly.fp)
 	var types []string
 	for ty := range perType {
 		types = append(types, ty)
@@ -155,4 +177,34 @@ func sentencesOf(claims []Claim, ty string) string {
 		}
 	}
 	return strings.Join(s, " | ")
+}
+
+// TestTurnScopeMeasured logs what reading the whole turn adds over the
+// final message alone on the real transcripts: how many turns make a
+// claim only in an earlier message.
+func TestTurnScopeMeasured(t *testing.T) {
+	lex := mustLexicon(t)
+	d := realdata(t)
+	files, _ := filepath.Glob(filepath.Join(d, "transcripts", "*.jsonl"))
+	var n, more, withClaims, multi int
+	for _, f := range files {
+		turn, err := ReadTurn(f, MainChain)
+		if err != nil || turn.Text == "" {
+			continue
+		}
+		n++
+		if len(turn.Messages) > 1 {
+			multi++
+		}
+		a := ClaimTypesOf(Extract(turn.Text, lex))
+		b := ClaimTypesOf(Extract(strings.Join(turn.Texts(), "\n\n"), lex))
+		if len(a) > 0 {
+			withClaims++
+		}
+		if len(b) > len(a) {
+			more++
+			t.Logf("%s: final %v, turn (%d texts) %v", filepath.Base(f), a, len(turn.Messages), b)
+		}
+	}
+	t.Logf("%d transcripts, %d with earlier texts in the last turn, %d final messages with claims, %d turns with claim types the final message lacks", n, multi, withClaims, more)
 }

@@ -2,6 +2,8 @@ package gate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -126,11 +128,197 @@ func lastAssistant(r io.ReaderAt, size int64, chain Chain, maxScan int64) (*Tran
 	return m, nil
 }
 
-var assistantWord = []byte(`"assistant"`)
+// MaxTurnBytes bounds how far before the final message ReadTurn reads
+// for the turn's earlier messages.
+const MaxTurnBytes = 32 << 20
+
+// Turn is what the gate reads of a transcript at a stop: the final
+// assistant message and every assistant message of the same turn.
+type Turn struct {
+	// TranscriptMessage is the final message, as ReadLastAssistant
+	// finds it.
+	TranscriptMessage
+	// Messages are the text blocks of the turn's assistant messages, in
+	// file order, after the last user prompt on the chain; the final
+	// message is the last of them.
+	Messages [][]string
+	// Truncated: MaxTurnBytes were read before the start of the turn.
+	Truncated bool
+}
+
+// Texts returns each message's text blocks joined by blank lines.
+func (t *Turn) Texts() []string {
+	out := make([]string, len(t.Messages))
+	for i, m := range t.Messages {
+		out[i] = strings.Join(m, "\n\n")
+	}
+	return out
+}
+
+// ReadTurn reads the turn that ends the transcript at path on the given
+// chain: the final assistant message (as ReadLastAssistant) and the
+// assistant messages before it back to the last user prompt. Claude Code
+// transcripts and Codex rollouts (event_msg agent_message, user_message)
+// are understood.
+func ReadTurn(path string, chain Chain) (*Turn, error) {
+	return readTurnFile(path, chain, MaxScanBytes)
+}
+
+// readTurnFile is ReadTurn giving up (ErrScanLimit) when no assistant
+// text is found in the last maxScan bytes.
+func readTurnFile(path string, chain Chain, maxScan int64) (*Turn, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat transcript: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("open transcript: %s is not a regular file", path)
+	}
+	return readTurn(f, st.Size(), chain, maxScan, MaxTurnBytes)
+}
+
+func readTurn(r io.ReaderAt, size int64, chain Chain, maxScan, maxTurn int64) (*Turn, error) {
+	t := &Turn{TranscriptMessage: TranscriptMessage{Size: size}}
+	var (
+		msgs    [][]string // the turn's messages, newest first
+		cur     []string   // blocks of the open message, newest first
+		curID   string
+		open    bool
+		found   bool // the final message is complete
+		turnOff int64
+		// promptInside: a prompt was met while the final message was
+		// open; the turn is that message alone.
+		promptInside bool
+	)
+	closeMsg := func() {
+		if !open {
+			return
+		}
+		open = false
+		for i, j := 0, len(cur)-1; i < j; i, j = i+1, j-1 {
+			cur[i], cur[j] = cur[j], cur[i]
+		}
+		if !found {
+			found = true
+			t.ID, t.Text = curID, strings.Join(cur, "\n\n")
+		}
+		msgs = append(msgs, cur)
+		cur = nil
+	}
+	sc := newBackScanner(r, size, MaxLineSize)
+	for {
+		if !found && sc.scanned > maxScan {
+			t.Scanned = sc.scanned
+			return t, ErrScanLimit
+		}
+		if found && sc.scanned-turnOff > maxTurn {
+			t.Truncated = true
+			break
+		}
+		ln, err := sc.prev()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read transcript: %w", err)
+		}
+		if ln == nil {
+			t.Skipped++
+			continue
+		}
+		t.Lines++
+		if !mayMatter(ln) {
+			continue // a tool result or other line, not even parsed
+		}
+		l, ok := parseLine(ln)
+		if !ok || l.sidechain != (chain == Sidechain) {
+			continue
+		}
+		if l.prompt {
+			if found {
+				break
+			}
+			// A prompt queued after the final message, or inside it: the
+			// final message is read whole (as ReadLastAssistant does) and
+			// the turn ends with it.
+			promptInside = promptInside || open
+			continue
+		}
+		if !l.assistant {
+			continue
+		}
+		if open && (l.id != curID || l.id == "") {
+			wasFound := found
+			closeMsg()
+			if !wasFound {
+				turnOff = sc.scanned
+				if promptInside {
+					break
+				}
+			}
+		}
+		if len(l.texts) == 0 {
+			continue
+		}
+		if !open {
+			open, curID = true, l.id
+		}
+		for i := len(l.texts) - 1; i >= 0; i-- {
+			cur = append(cur, l.texts[i])
+		}
+	}
+	closeMsg()
+	t.Scanned = sc.scanned
+	for i := len(msgs) - 1; i >= 0; i-- {
+		t.Messages = append(t.Messages, msgs[i])
+	}
+	return t, nil
+}
+
+// TextDigest is the marker of a text: its hex SHA-256.
+func TextDigest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// matchesMarker reports whether a message (its text blocks in order) is
+// the marked text: the blocks joined as the gate or a runtime may join
+// them, or any one block.
+func matchesMarker(blocks []string, marker string) bool {
+	if len(blocks) == 1 {
+		return TextDigest(blocks[0]) == marker
+	}
+	for _, sep := range []string{"\n\n", "\n", ""} {
+		if TextDigest(strings.Join(blocks, sep)) == marker {
+			return true
+		}
+	}
+	for _, b := range blocks {
+		if TextDigest(b) == marker {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	assistantWord  = []byte(`"assistant"`)
+	userWord       = []byte(`"user"`)
+	toolResultWord = []byte(`"tool_result"`)
+	eventMsgWord   = []byte(`"event_msg"`)
+)
 
 // line is what the gate needs from one transcript line.
 type line struct {
 	assistant bool // type assistant, not meta
+	// prompt: a user turn starts here (a typed prompt, not a tool result
+	// or meta line); a Codex user_message or task_started event.
+	prompt    bool
 	sidechain bool
 	id        string
 	texts     []string
@@ -144,15 +332,34 @@ func parseLine(b []byte) (l line, ok bool) {
 		return line{}, false
 	}
 	// Most lines of a long transcript are tool results: a line that does
-	// not even contain the word cannot be an assistant line, and is
-	// skipped without parsing (a valid JSON object either way is "ok").
-	if !bytes.Contains(b, assistantWord) {
+	// not even contain the words cannot be an assistant line or a prompt,
+	// and is skipped without parsing (a valid JSON object either way is
+	// "ok"). In JSON text, "tool_result" with its quotes can only be
+	// structure, never a prompt's words.
+	if !mayMatter(b) {
 		return line{}, gjson.ValidBytes(b)
 	}
 	if !gjson.ValidBytes(b) {
 		return line{}, false
 	}
-	if gjson.GetBytes(b, "type").String() != "assistant" || gjson.GetBytes(b, "isMeta").Bool() {
+	switch typ := gjson.GetBytes(b, "type").String(); {
+	case typ == "event_msg": // Codex rollout
+		p := gjson.GetBytes(b, "payload")
+		switch p.Get("type").String() {
+		case "agent_message":
+			l.assistant = true
+			if s := p.Get("message").String(); strings.TrimSpace(s) != "" {
+				l.texts = []string{s}
+			}
+		case "user_message", "task_started":
+			l.prompt = true
+		}
+		return l, true
+	case typ == "user":
+		l.prompt = isPrompt(b)
+		l.sidechain = gjson.GetBytes(b, "isSidechain").Bool()
+		return l, true
+	case typ != "assistant" || gjson.GetBytes(b, "isMeta").Bool():
 		return line{}, true
 	}
 	l.assistant = true
@@ -175,6 +382,39 @@ func parseLine(b []byte) (l line, ok bool) {
 		})
 	}
 	return l, true
+}
+
+// mayMatter reports whether a transcript line can be an assistant line
+// or a prompt: it names "assistant" or "event_msg", or "user" without a
+// "tool_result".
+func mayMatter(b []byte) bool {
+	return bytes.Contains(b, assistantWord) || bytes.Contains(b, eventMsgWord) ||
+		bytes.Contains(b, userWord) && !bytes.Contains(b, toolResultWord)
+}
+
+// isPrompt reports whether a user line starts a turn: not meta, and its
+// content a non-blank string or blocks with text and no tool result.
+func isPrompt(b []byte) bool {
+	if gjson.GetBytes(b, "isMeta").Bool() {
+		return false
+	}
+	content := gjson.GetBytes(b, "message.content")
+	if content.Type == gjson.String {
+		return strings.TrimSpace(content.String()) != ""
+	}
+	text := false
+	ok := true
+	content.ForEach(func(_, blk gjson.Result) bool {
+		switch blk.Get("type").String() {
+		case "tool_result":
+			ok = false
+			return false
+		case "text":
+			text = text || strings.TrimSpace(blk.Get("text").String()) != ""
+		}
+		return true
+	})
+	return ok && text
 }
 
 // backScanner yields a file's lines from last to first, reading chunks

@@ -1,27 +1,12 @@
 package hooks
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 
 	"github.com/tidwall/gjson"
 )
-
-// ReadPayload reads all of r, up to MaxPayload.
-func ReadPayload(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook payload: %w", err)
-	}
-	if len(b) > MaxPayload {
-		return nil, ErrPayloadTooLarge
-	}
-	return b, nil
-}
 
 // DecodeClaude decodes a Claude Code hook payload. Unknown fields are
 // ignored; the payload must be one JSON object with a session_id and a
@@ -63,6 +48,9 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 		HasLastAssistantMessage: p.Get("last_assistant_message").Type == gjson.String,
 	}
 	e.Name = e.RawName
+	if e.ToolName != "" {
+		e.ToolKind = KindOf(e.ToolName)
+	}
 	if v := p.Get("tool_input"); v.Exists() {
 		e.ToolInput = json.RawMessage(v.Raw)
 	}
@@ -78,20 +66,15 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 	return e, nil
 }
 
-func checkObject(payload []byte) error {
-	trimmed := bytes.TrimSpace(payload)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return errNotObject
-	}
-	return nil
-}
-
-var exitCodeLine = regexp.MustCompile(`^(?:Error: )?Exit code (\d+)`)
+// exitCodeLine matches a string result that starts with its exit code:
+// "Error: Exit code N" (Claude Code's failed Bash call) and "Exit code: N"
+// (Codex's apply_patch and shell output), with or without the colon.
+var exitCodeLine = regexp.MustCompile(`^(?:Error: )?Exit code:? (\d+)`)
 
 // classifyFailure marks an event failed from whatever evidence its runtime
 // gives: the failure event itself, an is_error flag, an explicit exit
-// code, an interrupted flag, or a string result of the form
-// "Error: Exit code N" (how Claude Code reports a failed Bash call).
+// code, an interrupted flag, or a string result that starts with its exit
+// code (exitCodeLine).
 func classifyFailure(e *Event) {
 	if e.Name == PostToolUseFailure {
 		e.Failed = true
@@ -103,7 +86,7 @@ func classifyFailure(e *Event) {
 	if r.Get("interrupted").Bool() {
 		e.Interrupted = true
 	}
-	for _, k := range []string{"exit_code", "exitCode", "returncode"} {
+	for _, k := range []string{"exit_code", "exitCode", "returncode", "metadata.exit_code"} {
 		if v := r.Get(k); v.Type == gjson.Number {
 			code := int(v.Int())
 			e.ExitCode = &code

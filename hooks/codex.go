@@ -52,6 +52,12 @@ func DecodeCodex(payload []byte) (*Event, error) {
 		return nil, &FieldError{Field: "tool_name", Reason: "missing"}
 	}
 	classifyFailure(e)
+	if e.Name == PostToolUse && e.Kind() == KindShell && e.ExitCode == nil && !e.Failed {
+		// Codex's Bash tool_response is the command's output and nothing
+		// else: success and failure look alike (ResolveExit looks in the
+		// session's rollout).
+		e.ExitUnknown = true
+	}
 	return e, nil
 }
 
@@ -128,16 +134,4 @@ func marshalAnswer(out map[string]any) ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("encode answer: %w", err)
 	}
 	return buf.Bytes(), 0, nil
-}
-
-// stringFields rejects a payload whose named fields are present with a
-// type other than string (null counts as absent).
-func stringFields(p gjson.Result, names ...string) error {
-	for _, n := range names {
-		v := p.Get(n)
-		if v.Exists() && v.Type != gjson.String && v.Type != gjson.Null {
-			return &FieldError{Field: n, Reason: "not a string"}
-		}
-	}
-	return nil
 }

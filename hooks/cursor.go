@@ -133,6 +133,7 @@ func DecodeCursor(payload []byte) (*Event, error) {
 		return nil, &FieldError{Field: "tool_name", Reason: "missing"}
 	}
 	if e.IsTool() {
+		e.ToolKind = KindOf(e.ToolName)
 		classifyFailure(e)
 	}
 	return e, nil

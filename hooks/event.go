@@ -54,11 +54,17 @@ type Event struct {
 	AgentTranscriptPath string
 
 	// Tool events.
-	ToolName     string
+	ToolName string
+	// ToolKind is what the tool does, in docket's vocabulary (KindOf the
+	// tool name); "" for events that are not about a tool.
+	ToolKind     ToolKind
 	ToolInput    json.RawMessage // as sent; nil when absent
 	ToolResponse json.RawMessage // as sent; nil when absent
 	ToolUseID    string
-	DurationMS   int64
+	// ToolUseIDDerived is set when the runtime sent no tool call id and
+	// ToolUseID was derived from the call (Gemini CLI; see DecodeGemini).
+	ToolUseIDDerived bool
+	DurationMS       int64
 
 	// Failure: set for PostToolUseFailure, an error result, a non-zero
 	// exit, or an interrupted call.
@@ -66,6 +72,10 @@ type Event struct {
 	Error       string
 	Interrupted bool
 	ExitCode    *int
+	// ExitUnknown is set on a shell call's result that carries no exit
+	// status (Codex's Bash tool_response is the output only); ResolveExit
+	// may find it elsewhere. Such a call is not known to have succeeded.
+	ExitUnknown bool
 
 	// Stop events.
 	StopHookActive bool

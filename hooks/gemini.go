@@ -3,7 +3,11 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
+	"github.com/docket/docket/internal/canonjson"
 	"github.com/tidwall/gjson"
 )
 
@@ -11,8 +15,21 @@ import (
 // every payload carries session_id, transcript_path, cwd, hook_event_name
 // and timestamp. Tool names are Gemini's own (run_shell_command,
 // write_file, replace, mcp__<server>__<tool>); docket keeps them as sent
-// and the tools registry globs over them. Hook timeouts in settings.json
+// and maps them onto its kinds (tools.go). Hook timeouts in settings.json
 // are milliseconds.
+//
+// What Gemini CLI 0.61 sends that the other runtimes do not (see
+// testdata/hooks/captured):
+//
+//   - no tool call id. docket derives one (DerivedToolUseID) from the
+//     session, the tool name and the canonical digest of its input, so a
+//     BeforeTool and the AfterTool of the same call carry the same id.
+//     Two identical calls in one session share it too; Gemini runs a
+//     turn's calls one after another, so consumers pair the n-th AfterTool
+//     of an id with the n-th BeforeTool of that id.
+//   - AfterTool's tool_response is {llmContent, returnDisplay}; a shell
+//     call's exit status is only a line of llmContent ("Exit Code: 2"),
+//     present when it is not 0, beside "Signal: …" and "Error: …" lines.
 
 // geminiNames maps Gemini CLI events onto docket's.
 var geminiNames = map[string]string{
@@ -81,6 +98,16 @@ func DecodeGemini(payload []byte) (*Event, error) {
 			}
 		}
 	}
+	if e.ToolName != "" {
+		e.ToolKind = KindOf(e.ToolName)
+	}
+	if e.IsTool() && e.ToolName != "" {
+		e.ToolUseID = DerivedToolUseID(e.SessionID, e.ToolName, e.ToolInput)
+		e.ToolUseIDDerived = true
+	}
+	if e.Name == PostToolUse && e.ToolKind == KindShell && !e.Failed {
+		geminiShellStatus(e)
+	}
 	if v := p.Get("prompt_response"); v.Type == gjson.String {
 		e.LastAssistantMessage = v.String()
 		e.HasLastAssistantMessage = true
@@ -89,6 +116,58 @@ func DecodeGemini(payload []byte) (*Event, error) {
 		return nil, &FieldError{Field: "tool_name", Reason: "missing"}
 	}
 	return e, nil
+}
+
+// DerivedToolUseID is the tool call id docket gives a Gemini CLI call:
+// "gemini_" and 24 hex digits of SHA-256 over the session, the tool name
+// and the canonical JSON of the input (the raw input when it is not
+// JSON), NUL-separated.
+func DerivedToolUseID(session, tool string, input json.RawMessage) string {
+	in := []byte(input)
+	if c, err := canonjson.Canonical(input); err == nil {
+		in = c
+	}
+	d := canonjson.SHA256([]byte(session + "\x00" + tool + "\x00" + string(in)))
+	return "gemini_" + strings.TrimPrefix(d, "sha256:")[:24]
+}
+
+var (
+	geminiExitLine   = regexp.MustCompile(`(?m)^Exit Code: (-?\d+)\s*$`)
+	geminiSignalLine = regexp.MustCompile(`(?m)^Signal: (.+?)\s*$`)
+)
+
+// lastMatch returns the submatch of re's last match in s, or "": Gemini
+// appends its status lines after the command's output, so a line the
+// command printed itself comes first.
+func lastMatch(re *regexp.Regexp, s string) (string, bool) {
+	all := re.FindAllStringSubmatch(s, -1)
+	if len(all) == 0 {
+		return "", false
+	}
+	return all[len(all)-1][1], true
+}
+
+// geminiShellStatus reads a run_shell_command result's status from its
+// llmContent: the last "Exit Code: N" line (absent when N is 0) and the
+// last "Signal: S" line (the command was killed). A result with neither
+// leaves the exit code unknown.
+func geminiShellStatus(e *Event) {
+	c := gjson.GetBytes(e.ToolResponse, "llmContent")
+	if c.Type != gjson.String {
+		return
+	}
+	s := c.String()
+	if m, ok := lastMatch(geminiExitLine, s); ok {
+		if code, err := strconv.Atoi(m); err == nil {
+			e.ExitCode = &code
+			if code != 0 {
+				e.Failed = true
+			}
+		}
+	}
+	if m, ok := lastMatch(geminiSignalLine, s); ok && m != "(none)" {
+		e.Failed, e.Interrupted = true, true
+	}
 }
 
 // EncodeGemini renders an Answer per the Gemini CLI hooks contract:

@@ -12,6 +12,10 @@ const diffContext = 3
 // replacement rather than diffed line by line.
 const maxDiffCells = 4 << 20
 
+// UnifiedDiff renders the line difference of a and b in unified format,
+// or "" when they are equal.
+func UnifiedDiff(fromName, toName, a, b string) string { return unifiedDiff(fromName, toName, a, b) }
+
 // unifiedDiff renders the line difference of a and b in unified format,
 // or "" when they are equal.
 func unifiedDiff(fromName, toName, a, b string) string {

@@ -65,6 +65,7 @@ var Checks = []Check{
 	{"keys", checkKeys},
 	{"state-root", checkSyncedFolder},
 	{"hooks", checkHooks},
+	{"codex-trust", checkCodexTrust},
 	{"policies", checkPolicies},
 	{"ledgers", checkLedgers},
 	{"store", checkStore},
@@ -281,25 +282,58 @@ func checkHooks(env *Env) []Result {
 	return out
 }
 
-// hooksSwitchedOff says which setting of f turns all hooks off:
-// Claude Code's disableAllHooks, Gemini CLI's hooks.enabled false.
+// hooksSwitchedOff says which setting of f turns docket's hooks off:
+// Claude Code's disableAllHooks, Gemini CLI's hooksConfig (GeminiOff).
 func hooksSwitchedOff(f settingsFile) string {
+	if f.rt == hooks.Gemini {
+		return strings.Join(GeminiOff(f.data), "; ")
+	}
 	var s struct {
 		DisableAllHooks bool `json:"disableAllHooks"`
-		Hooks           struct {
-			Enabled *bool `json:"enabled"`
-		} `json:"hooks"`
 	}
 	if json.Unmarshal(f.data, &s) != nil {
 		return ""
 	}
-	switch {
-	case f.rt == hooks.Claude && s.DisableAllHooks:
+	if f.rt == hooks.Claude && s.DisableAllHooks {
 		return "disableAllHooks is true, so no hook runs"
-	case f.rt == hooks.Gemini && s.Hooks.Enabled != nil && !*s.Hooks.Enabled:
-		return "hooks.enabled is false, so no hook runs"
 	}
 	return ""
+}
+
+// checkCodexTrust: for every Codex hooks.json that wires docket, Codex
+// will run the hooks (each entry trusted with its current hash and not
+// switched off, the project trusted) and `docket validate` can record
+// inside its workspace-write sandbox (the state root a writable root).
+func checkCodexTrust(env *Env) []Result {
+	files, _ := settingsFiles(env)
+	var out []Result
+	for _, f := range files {
+		if f.rt != hooks.Codex {
+			continue
+		}
+		if es, _ := Wired(f.rt, f.data); len(es) == 0 {
+			continue
+		}
+		proj := ""
+		if f.scope == Project {
+			proj = env.ProjectDir
+		}
+		cfg := CodexConfigPath(env.UserHome)
+		probs, warns, fix := CodexProblems(cfg, f.path, f.data, proj, env.Home.Root)
+		where := fmt.Sprintf("%s (%s)", f.path, f.scope)
+		switch {
+		case len(probs) > 0:
+			out = append(out, fail(where+": "+strings.Join(append(probs, warns...), "; "), fix))
+		case len(warns) > 0:
+			out = append(out, warn(where+": "+strings.Join(warns, "; "), fix))
+		default:
+			out = append(out, ok(where+": Codex trusts docket's hooks in "+cfg))
+		}
+	}
+	if len(out) == 0 {
+		return one(skip("not checked: no Codex hooks.json wires docket here"))
+	}
+	return out
 }
 
 // checkPolicies: every policy file parses, and reports policy_version.
@@ -353,8 +387,12 @@ func checkPolicies(env *Env) []Result {
 			}
 		}
 	}
+	// pinned policy: the files in force must be the approved ones
+	if err := policies.CheckApproval(env.Home); err != nil {
+		out = append(out, fail(err.Error(), "review the diff with 'docket policy diff', then run 'docket policy approve' (a human, at a terminal)"))
+	}
 	if len(out) == 0 {
-		out = append(out, ok(fmt.Sprintf("%s parse; policy_version %s (%d current defaults, %d customised)",
+		out = append(out, ok(fmt.Sprintf("%s parse and are approved; policy_version %s (%d current defaults, %d customised)",
 			plural(len(srcs), "policy", "policies"), policies.Version(srcs...), current, custom)))
 	}
 	return out

@@ -173,9 +173,70 @@ func TestHooksSwitchedOff(t *testing.T) {
 	os.Remove(p)
 	g, _ := SettingsPath(hooks.Gemini, Project, env.UserHome, env.ProjectDir)
 	os.MkdirAll(filepath.Dir(g), 0o755)
+	// Gemini CLI's switch is hooksConfig.enabled; "hooks.enabled" is read
+	// as an event name and switches nothing.
 	os.WriteFile(g, []byte(`{"hooks": {"enabled": false}}`), 0o600)
-	if rs := checkHooks(env); worst(rs) != Fail || !strings.Contains(rs[1].Detail, "hooks.enabled is false") {
-		t.Errorf("gemini hooks.enabled false: %+v", rs)
+	if rs := checkHooks(env); worst(rs) != OK {
+		t.Errorf("gemini hooks.enabled is not a switch: %+v", rs)
+	}
+	for _, tc := range []struct{ settings, want string }{
+		{`{"hooksConfig": {"enabled": false}}`, "hooksConfig.enabled is false"},
+		{`{"hooksConfig": {"disabled": ["docket-gate"]}}`, `hooksConfig.disabled lists "docket-gate"`},
+		{`{"hooksConfig": {"disabled": ["/opt/bin/docket-judge --runtime gemini"]}}`, `lists "/opt/bin/docket-judge`},
+	} {
+		os.WriteFile(g, []byte(tc.settings), 0o600)
+		if rs := checkHooks(env); worst(rs) != Fail || !strings.Contains(rs[1].Detail, tc.want) {
+			t.Errorf("%s: %+v", tc.settings, rs)
+		}
+	}
+	for _, s := range []string{`{"hooksConfig": {"enabled": true, "disabled": ["my-linter"]}}`, `{"hooksConfig": {}}`} {
+		os.WriteFile(g, []byte(s), 0o600)
+		if rs := checkHooks(env); worst(rs) != OK {
+			t.Errorf("%s: %+v", s, rs)
+		}
+	}
+}
+
+// doctor checks Codex's trust instead of reporting OK for hooks Codex
+// would never run.
+func TestCheckCodexTrust(t *testing.T) {
+	env := doctorEnv(t)
+	if rs := checkCodexTrust(env); worst(rs) != Skip {
+		t.Errorf("nothing wired: %+v", rs)
+	}
+	bin := filepath.Join(t.TempDir(), "bin")
+	fakeBinaries(t, bin)
+	o := Options{Runtime: hooks.Codex, Scope: Project, BinDir: bin, HomeDir: env.UserHome, ProjectDir: env.ProjectDir}
+	c, _ := PlanInstall(o)
+	Apply(c, time.Now())
+	if rs := checkHooks(env); worst(rs) != OK {
+		t.Fatalf("hooks: %+v", rs)
+	}
+	rs := checkCodexTrust(env)
+	if worst(rs) != Fail || !strings.Contains(rs[0].Detail, "is not trusted") || !strings.Contains(rs[0].Detail, "Codex runs no untrusted hook") ||
+		!strings.Contains(rs[0].Fix, "docket install --runtime codex") {
+		t.Fatalf("untrusted: %+v", rs)
+	}
+	cfg := CodexConfigPath(env.UserHome)
+	p, err := PlanCodexConfig(CodexOptions{ConfigPath: cfg, Hooks: CodexFiles(env.UserHome, env.ProjectDir, nil), ProjectDir: env.ProjectDir, TrustProject: true, StateRoot: env.Home.Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Apply(p.Change, time.Now())
+	if rs := checkCodexTrust(env); worst(rs) != OK {
+		t.Fatalf("trusted: %+v", rs)
+	}
+	// the sandbox root taken out: validate could not record, a warning
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, []byte(strings.Replace(string(b), "writable_roots = [", "writable_roots = [\"/elsewhere\"] #", 1)), 0o600)
+	if rs := checkCodexTrust(env); worst(rs) != Warn || !strings.Contains(rs[0].Detail, "writable_roots") {
+		t.Errorf("no writable root: %+v", rs)
+	}
+	os.WriteFile(cfg, b, 0o600)
+	// the hook switched off in config.toml
+	os.WriteFile(cfg, []byte(strings.Replace(string(b), "trusted_hash =", "enabled = false\ntrusted_hash =", 1)), 0o600)
+	if rs := checkCodexTrust(env); worst(rs) != Fail || !strings.Contains(rs[0].Detail, "switched off") {
+		t.Errorf("switched off: %+v", rs)
 	}
 }
 
@@ -190,6 +251,16 @@ func TestCheckPolicies(t *testing.T) {
 	// A read-only copy that differs from the default: an older docket's.
 	stale := filepath.Join(env.Home.PoliciesDir(), names[0])
 	os.WriteFile(stale, append([]byte("# older\n"), def...), 0o444)
+	// not approved yet: a failure with the fix
+	if rs := checkPolicies(env); worst(rs) != Fail || !strings.Contains(rs[0].Detail, "older docket's default") ||
+		!strings.Contains(rs[1].Detail, "policy not approved") || !strings.Contains(rs[1].Fix, "docket policy approve") {
+		t.Errorf("unapproved stale default: %+v", rs)
+	}
+	os.MkdirAll(env.Home.KeysDir(), 0o700)
+	os.WriteFile(env.Home.HMACKeyPath(), []byte("k"), 0o400)
+	if _, err := policies.Approve(env.Home, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	if rs := checkPolicies(env); worst(rs) != Warn || !strings.Contains(rs[0].Detail, "older docket's default") {
 		t.Errorf("stale default: %+v", rs)
 	}
@@ -205,6 +276,9 @@ func TestCheckPolicies(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(env.Home.PoliciesDir(), "claim.yaml"), []byte("x: 1\n"), 0o644)
 	os.Remove(stale)
+	if _, err := policies.Approve(env.Home, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	if rs := checkPolicies(env); worst(rs) != Warn || !strings.Contains(rs[0].Detail, "claim.yaml is not a policy") {
 		t.Errorf("unknown file: %+v", rs)
 	}

@@ -155,7 +155,12 @@ func endToEnd(t *testing.T, rt hooks.Runtime, file, session, claim string) {
 	if code, out, errs := s.docket(t, "init"); code != 0 {
 		t.Fatalf("docket init: exit %d\n%s%s", code, out, errs)
 	}
-	if code, out, errs := s.docket(t, "install", "--runtime", string(rt), "--scope", "project", "--bin", e2eBin); code != 0 {
+	args := []string{"install", "--runtime", string(rt), "--scope", "project", "--bin", e2eBin}
+	if rt == hooks.Codex {
+		// Codex runs a project's hooks only in a trusted project
+		args = append(args, "--trust-project")
+	}
+	if code, out, errs := s.docket(t, args...); code != 0 {
 		t.Fatalf("docket install: exit %d\n%s%s", code, out, errs)
 	}
 	path, err := SettingsPath(rt, Project, s.home, s.project)

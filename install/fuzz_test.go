@@ -2,6 +2,9 @@ package install
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/docket/docket/hooks"
@@ -73,6 +76,52 @@ func FuzzInstall(f *testing.F) {
 		}
 		if w, _ := Wired(rt, u.New); len(w) > 0 {
 			t.Fatalf("docket handlers left after uninstall: %+v", w)
+		}
+	})
+}
+
+// FuzzCodexConfig: on any config.toml, planning docket's block never
+// panics; what it plans to write parses, keeps the user's lines before
+// the block, is stable when planned again, and uninstall takes it out
+// again.
+func FuzzCodexConfig(f *testing.F) {
+	for _, s := range []string{"", "model = \"x\"\n", "[hooks]\nstate = {}\n", "[sandbox_workspace_write]\nwritable_roots = []\n",
+		"[hooks.state.\"/p/.codex/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:x\"\n", "a = 1", "[[[", codexBlockBegin + "\n" + codexBlockEnd + "\n"} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	hooksPath := filepath.Join(dir, ".codex", "hooks.json")
+	c := &Change{Path: hooksPath}
+	if err := edit(c, Options{Runtime: hooks.Codex, Scope: Project, BinDir: "/opt/docket bin", ProjectDir: dir}, true); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg := filepath.Join(t.TempDir(), "config.toml")
+		if err := os.WriteFile(cfg, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := CodexOptions{ConfigPath: cfg, Hooks: []CodexHooksFile{{hooksPath, c.New}}, ProjectDir: dir, TrustProject: true, StateRoot: "/state root"}
+		p, err := PlanCodexConfig(o)
+		if err != nil || !p.Change.Changed() {
+			return
+		}
+		if _, err := parseCodexConfig(p.Change.New); err != nil {
+			t.Fatalf("planned config does not parse: %v\n%s", err, p.Change.New)
+		}
+		rest := stripCodexBlock(b)
+		if !strings.HasPrefix(string(p.Change.New), strings.TrimRight(string(rest), "\n")) {
+			t.Fatalf("user lines changed:\n%q\n%q", b, p.Change.New)
+		}
+		os.WriteFile(cfg, p.Change.New, 0o600)
+		if p2, err := PlanCodexConfig(o); err != nil || p2.Change.Changed() {
+			t.Fatalf("second plan: %v\n%s", err, p2.Change.Diff())
+		}
+		u, err := PlanCodexUninstall(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(u.New), codexBlockBegin) {
+			t.Fatalf("block left after uninstall:\n%s", u.New)
 		}
 	})
 }

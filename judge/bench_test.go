@@ -111,8 +111,9 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(at(0.50), "p50-µs")
 	b.ReportMetric(at(0.99), "p99-µs")
-	if strings.HasPrefix(b.Name(), "BenchmarkPolicyJudge") && len(lat) > 1000 && at(0.99) > 100 {
-		b.Errorf("policy judge p99 %.1fµs exceeds 100µs", at(0.99))
+	if strings.HasPrefix(b.Name(), "BenchmarkPolicyJudge") && len(lat) > 1000 && at(0.99) > 300 {
+		// the protections lstat the paths a call names (symlinks)
+		b.Errorf("policy judge p99 %.1fµs exceeds 300µs", at(0.99))
 	}
 }
 

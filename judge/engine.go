@@ -119,6 +119,11 @@ type Engine struct {
 	Now         func() time.Time
 	// Protector overrides the policy judge's protector (tests).
 	Protector *Protector
+	// RecheckApproval checks the policy approval (policies.CheckApproval)
+	// on every decision instead of once at load: for a long-running
+	// engine (docket serve), whose files may be approved or changed after
+	// it loaded them. It costs a few small file reads per decision.
+	RecheckApproval bool
 
 	state atomic.Pointer[engineState]
 
@@ -183,6 +188,19 @@ func (e *Engine) recall(ctx context.Context) (Recaller, error) {
 func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *Decision) {
 	start := e.now()
 	st := e.state.Load()
+	if e.RecheckApproval {
+		// a long-running engine sees an approval (or a change) made since
+		// its policy was loaded
+		why := ""
+		if err := policies.CheckApproval(e.Home); err != nil {
+			why = err.Error()
+		}
+		if why != st.policy.prot.Unapproved {
+			prot := st.policy.prot
+			prot.Unapproved = why
+			st = &engineState{set: st.set, policy: &PolicyJudge{set: st.set, prot: prot}, err: st.err}
+		}
+	}
 	set := st.set
 	js := set.Judges
 	d := &Decision{Mode: js.Mode, PolicyVersion: set.Version, CostSource: "judge", Cost: Cost{Source: "judge"}, MemoriesUsed: []MemoryUse{}, Recall: "not_needed", SideChannel: SideChannelMissing}
@@ -260,7 +278,11 @@ func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *De
 		if jm.Outcome == Block && d.RawOutcome == Revise {
 			d.RawOutcome = Revise
 		}
-		d.MemoriesUsed = append(d.MemoriesUsed, jm.MemoriesUsed...)
+		for _, u := range jm.MemoriesUsed {
+			if !hasMemory(d.MemoriesUsed, u.MemoryID) {
+				d.MemoriesUsed = append(d.MemoriesUsed, u)
+			}
+		}
 		cr := js.Classes[p.Action.RiskClass]
 		if d.Outcome == Allow && cr.Human && !jm.AutoApprove {
 			d.Outcome = Escalate
@@ -337,6 +359,10 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 		} else {
 			d.Recall = fmt.Sprintf("ok: %d memories", len(rec.Memories))
 			jc.Policy.Recall = rec
+			// instruction-grade hits bind the policy judge too
+			var uses []MemoryUse
+			jm, uses = ApplyPolicyHits(jm, rec)
+			jm.MemoriesUsed = append(jm.MemoriesUsed, uses...)
 		}
 	}
 	if jm.Outcome == Allow && !jm.AutoApprove && cr.LLM && e.LLM != nil && slicesContainsStr(js.Chain, policies.JudgeLLM) {
@@ -351,7 +377,19 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 			return Judgment{}, err
 		}
 		lj.RuleIDs = append(jm.RuleIDs, lj.RuleIDs...)
+		for _, u := range jm.MemoriesUsed {
+			if !hasMemory(lj.MemoriesUsed, u.MemoryID) {
+				lj.MemoriesUsed = append(lj.MemoriesUsed, u)
+			}
+		}
 		jm = lj
+	} else {
+		// the policy judge decided with every injectable memory in view
+		for _, m := range jc.Policy.Recall.Memories {
+			if m.Injectable() && !hasMemory(jm.MemoriesUsed, m.ID) {
+				jm.MemoriesUsed = append(jm.MemoriesUsed, MemoryUse{MemoryID: m.ID, UsedAs: "background"})
+			}
+		}
 	}
 	d.recalled = jc.Policy.Recall.Memories
 	return jm, nil
@@ -492,7 +530,9 @@ func (e *Engine) enforce(ctx context.Context, d *Decision, ans *hooks.Answer, am
 	if d.Proposal != nil && d.Proposal.Context.SpecFound && d.Proposal.Context.Spec.Validation == policies.ValidateMonitor {
 		readAudit = true
 	}
-	if readAudit {
+	if readAudit && !builtinBlock(d) {
+		// read-audit never lifts the built-in protections: no policy
+		// (judges.md mode, a registry monitor entry) can remove them
 		d.Mode = policies.ModeReadAudit
 		d.EnforcementAction = EnforceAuditBypass
 		return
@@ -527,6 +567,19 @@ func (e *Engine) enforce(ctx context.Context, d *Decision, ans *hooks.Answer, am
 		ans.Decision, ans.Reason = hooks.Deny, "docket: unknown outcome; failing closed"
 		d.EnforcementAction = EnforceDeny
 	}
+}
+
+// builtinBlock reports whether d is a block by a built-in protection.
+func builtinBlock(d *Decision) bool {
+	if d.Outcome != Block {
+		return false
+	}
+	for _, id := range d.RuleIDs {
+		if strings.HasPrefix(id, "builtin:") {
+			return true
+		}
+	}
+	return false
 }
 
 func nonEmpty(a, b string) string {
@@ -628,12 +681,46 @@ func (e *Engine) record(ctx context.Context, ev *hooks.Event, d *Decision) bool 
 			EnforcementAction: d.EnforcementAction, ReasoningSummary: truncate(d.Reason, 1000), JudgeID: d.JudgeID,
 			PolicyVersion: d.PolicyVersion, ArgumentsDigest: d.ArgumentsHash, ProposalDigest: d.ProposalDigest,
 			MemoryUsed: d.MemoriesUsed, Time: e.now().UTC().Format(time.RFC3339Nano), Provenance: "observed",
+			Lessons: lessons(d), Human: d.EnforcementAction == EnforceApprovalGranted || d.EnforcementAction == EnforceApprovalDenied,
 		})
 		if err != nil {
 			d.Warnings = append(d.Warnings, "store write-back: "+err.Error())
 		}
 	}
 	return recorded
+}
+
+// lessons are the lesson candidates a decision leaves for review: a
+// block, revise or escalation by policy, recall or a model, and a human's
+// answer to an approval. Built-in protections and judge failures teach
+// nothing new, and a decision that followed a confirmed lesson does not
+// propose it again.
+func lessons(d *Decision) []string {
+	if d.Proposal == nil || d.FailureKind != "" || builtinBlock(d) {
+		return nil
+	}
+	for _, id := range d.RuleIDs {
+		if strings.HasPrefix(id, "memory:") {
+			return nil
+		}
+	}
+	what := truncate(d.Proposal.Action.Description, 200)
+	why := nonEmpty(d.RequiredRevision, d.Reason)
+	why, _, _ = strings.Cut(why, " — precedent [")
+	why = truncate(why, 300)
+	switch {
+	case d.EnforcementAction == EnforceApprovalGranted:
+		return []string{fmt.Sprintf("A human approved %s (%s): %s", what, d.RiskClass, why)}
+	case d.EnforcementAction == EnforceApprovalDenied:
+		return []string{fmt.Sprintf("A human denied %s (%s): %s", what, d.RiskClass, why)}
+	case d.Outcome == Block:
+		return []string{fmt.Sprintf("Do not run %s (%s): %s", what, d.RiskClass, why)}
+	case d.Outcome == Revise:
+		return []string{fmt.Sprintf("Revise %s (%s) before it runs: %s", what, d.RiskClass, why)}
+	case d.Outcome == Escalate:
+		return []string{fmt.Sprintf("Ask a human before %s (%s): %s", what, d.RiskClass, why)}
+	}
+	return nil
 }
 
 // jc0 returns the rule ids of a judgment that matched a policy rule.

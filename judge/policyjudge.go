@@ -26,6 +26,10 @@ type PolicySet struct {
 	Version string
 	// Delegates names the delegate judges.md files merged over the floor.
 	Delegates []string
+	// Unapproved, when set, says why the policy files in force are not the
+	// ones a human approved (policies.CheckApproval); the judge then
+	// denies every side-effecting call. It is never cached.
+	Unapproved string
 }
 
 // NewPolicySet assembles a set from parsed parts.
@@ -68,10 +72,16 @@ func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	}
 	srcs := append([]policies.Source{tsrc, jsrc}, dels...)
 	version := policies.Version(srcs...)
+	// the approval is checked on every load, never cached
+	unapproved := ""
+	if err := policies.CheckApproval(h); err != nil {
+		unapproved = err.Error()
+	}
 	cache := ""
 	if h.Root != "" {
 		cache = filepath.Join(h.RunDir(), "policy-cache", strings.TrimPrefix(version, "pv1:")+".json")
 		if set := readPolicyCache(cache, version, srcs); set != nil {
+			set.Unapproved = unapproved
 			return set, nil
 		}
 	}
@@ -87,6 +97,7 @@ func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	if cache != "" {
 		writePolicyCache(cache, set)
 	}
+	set.Unapproved = unapproved
 	return set, nil
 }
 
@@ -168,11 +179,14 @@ type PolicyJudge struct {
 // NewPolicyJudge returns a policy judge over set, protecting state root h.
 func NewPolicyJudge(set *PolicySet, h home.Home) *PolicyJudge {
 	uh, _ := os.UserHomeDir()
-	return &PolicyJudge{set: set, prot: Protector{Home: h, UserHome: uh, XDGState: os.Getenv("XDG_STATE_HOME")}}
+	return &PolicyJudge{set: set, prot: Protector{Home: h, UserHome: uh, XDGState: os.Getenv("XDG_STATE_HOME"), Docket: installedDocket(), RealRoot: realPath(h.Root), Unapproved: set.Unapproved}}
 }
 
 // WithProtector replaces the judge's protector (tests pin the user home).
 func (j *PolicyJudge) WithProtector(p Protector) *PolicyJudge {
+	if p.Unapproved == "" {
+		p.Unapproved = j.set.Unapproved
+	}
 	return &PolicyJudge{set: j.set, prot: p}
 }
 
@@ -193,7 +207,11 @@ func (j *PolicyJudge) Evaluate(ctx context.Context, p *ActionProposal, jc *Judgm
 		return Judgment{}, &Error{Kind: KindUnavailable, Judge: "policy", Err: err}
 	}
 	cost := Cost{Source: "judge"}
-	if v := j.prot.Check(p); v != nil {
+	v := j.prot.Check(p)
+	if v == nil {
+		v = j.prot.checkPaths(p)
+	}
+	if v != nil {
 		return Judgment{Outcome: Block, Reason: v.Reason, RuleIDs: []string{v.Rule}, Confidence: "high", Cost: cost}, nil
 	}
 	spec := p.Context.Spec
@@ -347,6 +365,18 @@ func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
 		}
 		return out
 	}
+	var in map[string]any
+	_ = json.Unmarshal(p.Input, &in)
+	for _, v := range in {
+		if s, ok := v.(string); ok && strings.Contains(s, "*** Begin Patch") {
+			for _, w := range PatchPaths(s) {
+				if ap := j.prot.resolve(w, p.Context.Cwd); ap != "" {
+					out = append(out, ap)
+				}
+			}
+			return out
+		}
+	}
 	if p.Action.Target != nil && (p.Tool.Kind == "file" || strings.ContainsAny(*p.Action.Target, "/")) {
 		if ap := j.prot.resolve(*p.Action.Target, p.Context.Cwd); ap != "" {
 			out = append(out, ap)
@@ -356,7 +386,7 @@ func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
 }
 
 func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[string]string) bool {
-	if r.Tool != "" && !policies.Glob(r.Tool, p.Tool.Name) {
+	if r.Tool != "" && !policies.Glob(r.Tool, p.Tool.Name) && (p.Context.Alias == "" || !policies.Glob(r.Tool, p.Context.Alias)) {
 		return false
 	}
 	if r.MinClass != "" && p.Action.RiskClass.Rank() < r.MinClass.Rank() {
@@ -401,4 +431,59 @@ func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[s
 		}
 	}
 	return true
+}
+
+// outcomeRank orders outcomes by strictness.
+func outcomeRank(o Outcome) int {
+	switch o {
+	case Revise:
+		return 1
+	case Escalate:
+		return 2
+	case Block:
+		return 3
+	}
+	return 0
+}
+
+// ApplyPolicyHits folds the recall's instruction-grade policy hits (human
+// confirmed lessons and constraints) into the policy judge's judgment. A
+// hit can only make the outcome stricter — block > escalate (and
+// human_review) > revise > allow — so a confirmed "allow" lesson never
+// relaxes a built-in protection, a policy rule or a class policy. A hit
+// whose memory is not instruction-grade in rec is ignored. It returns the
+// judgment and the uses of every hit it considered.
+func ApplyPolicyHits(jm Judgment, rec Recall) (Judgment, []MemoryUse) {
+	var uses []MemoryUse
+	for _, h := range rec.PolicyHits {
+		var m *Memory
+		for i := range rec.Memories {
+			if rec.Memories[i].ID == h.PolicyID {
+				m = &rec.Memories[i]
+				break
+			}
+		}
+		if m == nil || !m.Injectable() || m.UsedAs() != "instruction" {
+			continue
+		}
+		uses = append(uses, MemoryUse{MemoryID: h.PolicyID, UsedAs: "instruction"})
+		want := Outcome(h.RequiredBehavior)
+		if h.RequiredBehavior == "human_review" {
+			want = Escalate
+		}
+		if outcomeRank(want) <= outcomeRank(jm.Outcome) {
+			continue
+		}
+		summary := truncate(nonEmpty(h.Summary, m.Summary), 300)
+		jm.Outcome = want
+		jm.AutoApprove = false
+		jm.Amendment = nil
+		jm.RuleIDs = append(jm.RuleIDs, "memory:"+h.PolicyID)
+		jm.Reason = fmt.Sprintf("a confirmed lesson [%s] requires %s: %s", h.PolicyID, h.RequiredBehavior, summary)
+		jm.RequiredRevision = ""
+		if want == Revise {
+			jm.RequiredRevision = summary
+		}
+	}
+	return jm, uses
 }

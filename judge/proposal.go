@@ -168,8 +168,19 @@ type ProposalContext struct {
 	AgentType      string
 	Spec           policies.ToolSpec // the registry entry that matched
 	SpecFound      bool
-	Shell          *CommandClass // for shell tools
-	ClassReasons   []string
+	// ToolKind is what the call does in docket's tool vocabulary
+	// (hooks.KindOf the runtime's tool name). A tool the registry does not
+	// name is classified as the Claude Code tool of its kind (Alias: Bash
+	// for every runtime's shell, Write, Edit, Read, Grep, WebFetch; Edit
+	// for a patch), so the classifier, the protections and the rules
+	// written for that tool apply to it.
+	ToolKind hooks.ToolKind
+	Alias    string
+	// Paths are the files the call names (hooks.Event.Paths: a patch's
+	// every file), as written.
+	Paths        []string
+	Shell        *CommandClass // for shell tools
+	ClassReasons []string
 }
 
 // Digest is the proposal's canonical digest, "sha256:<hex>", over its
@@ -194,6 +205,7 @@ func (p *ActionProposal) Clone() *ActionProposal {
 	c.Input = append(json.RawMessage(nil), p.Input...)
 	c.Context = p.Context
 	c.Context.ClassReasons = append([]string(nil), p.Context.ClassReasons...)
+	c.Context.Paths = append([]string(nil), p.Context.Paths...)
 	c.Context.Spec.Agents = append([]string(nil), p.Context.Spec.Agents...)
 	if p.Context.Shell != nil {
 		sh := *p.Context.Shell
@@ -244,6 +256,7 @@ func Assemble(ev *hooks.Event, tools *policies.Tools) (*ActionProposal, error) {
 	p.ExpectedConsequence.DataExposed = []string{}
 	p.ExpectedConsequence.SystemsChanged = []string{}
 	p.Context.Cwd = ev.Cwd
+	p.Context.ToolKind = ev.Kind()
 	p.Context.PermissionMode = ev.PermissionMode
 	p.Context.AgentType = ev.AgentType
 	root, branch := gitInfo(ev.Cwd)
@@ -327,6 +340,17 @@ func gitInfo(cwd string) (root, branch string) {
 // supplied is read.
 func Classify(p *ActionProposal, tools *policies.Tools) {
 	spec, found := tools.Lookup(p.Tool.Name)
+	// the paths of the input as it now stands (an amendment may change them)
+	p.Context.Paths = (&hooks.Event{ToolName: p.Tool.Name, ToolKind: p.Context.ToolKind, ToolInput: p.Input}).Paths()
+	p.Context.Alias = ""
+	if !found {
+		if alias := kindAlias(p.Context.ToolKind); alias != "" {
+			if as, ok := tools.Lookup(alias); ok {
+				spec, found = as, true
+				p.Context.Alias = alias
+			}
+		}
+	}
 	p.Context.Spec, p.Context.SpecFound = spec, found
 	p.Context.Shell = nil
 	p.Context.ClassReasons = nil
@@ -341,6 +365,10 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 		}
 	}
 	kind := spec.Kind
+	if p.Context.Alias != "" && p.Context.ToolKind != hooks.KindShell {
+		// another runtime's file, read, search or fetch tool: its own kind
+		kind = string(p.Context.ToolKind)
+	}
 	if kind == "" {
 		kind = "function_tool"
 		if strings.HasPrefix(p.Tool.Name, "mcp__") {
@@ -369,9 +397,12 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	}
 	if s, ok := in[targetField].(string); ok && s != "" {
 		p.Action.Target = &s
+	} else if p.Context.ToolKind == hooks.KindPatch && len(p.Context.Paths) > 0 {
+		t := strings.Join(p.Context.Paths, ", ")
+		p.Action.Target = &t
 	}
 	if kind == "shell" {
-		cmd, _ := in["command"].(string)
+		cmd, _ := hooks.ShellCommandOf(p.Input)
 		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
 		p.Context.Shell = &cc
 		class = policies.Stricter(class, cc.Class)
@@ -407,6 +438,16 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	}
 	p.Sensitivity = sensitivity(string(p.Input))
 	p.Sensitivity.ContainsProductionSystemAccess = class == policies.HighRisk && containsAny(strings.ToLower(string(p.Input)), "prod", "kubectl", "terraform")
+}
+
+// kindAlias is the registry entry a tool of kind k falls back to when
+// the registry does not name it: the Claude Code tool of its kind, and
+// Edit for a patch.
+func kindAlias(k hooks.ToolKind) string {
+	if k == hooks.KindPatch {
+		return "Edit"
+	}
+	return hooks.CanonicalTool(k)
 }
 
 func mcpServer(name string) (string, bool) {

@@ -17,21 +17,51 @@ const (
 	ProtectShellState  = "builtin:state_root_shell"
 	ProtectDestructive = "builtin:destructive_root_or_home"
 	ProtectHookBinary  = "builtin:hook_binary"
+	// ProtectFakeDocket: a binary named docket that is not the installed
+	// one, asked to do what only a human may (approve, review, policy).
+	ProtectFakeDocket = "builtin:untrusted_docket"
+	// ProtectSelfApproval: a tool call that would approve docket's own
+	// policy or call the review and approval routes of a docket server.
+	ProtectSelfApproval = "builtin:self_approval"
+	// ProtectUnapproved: the policy in force is not the one a human
+	// approved (see policies.CheckApproval).
+	ProtectUnapproved = "builtin:policy_unapproved"
 )
 
 // Protector enforces the built-in protections: no tool call may read the
 // keys, write (or, for the ledger, artifacts, run state and store, read)
 // anything under the state root, or run a destructive command on the
-// filesystem root or the user's home. Paths are cleaned lexically; `~`,
-// $HOME, $DOCKET_HOME, $XDG_STATE_HOME and relative paths (against the
-// working directory, following the line's own `cd`s) are expanded.
-// Symlinks are not resolved: the call that would create a link into the
-// state root names the state root and is denied itself.
+// filesystem root or the user's home.
+//
+// It resolves what a call touches before comparing paths: `~`, $HOME,
+// $DOCKET_HOME and $XDG_STATE_HOME anywhere in a word, relative paths
+// (against the working directory, following the line's own `cd`s), globs
+// (expanded against the real filesystem, and also matched as patterns
+// against the protected paths, so a glob that could name a key is denied
+// even when nothing matches yet) and symlinks (every path is compared both
+// as written and with its existing prefix resolved). A fragment it cannot
+// know — $(…), backticks, any other variable — is a wildcard: a word whose
+// known parts could still name a protected path is denied. Inline code of
+// an interpreter (python -c, node -e, perl -e, heredocs, here-strings)
+// that mentions the state root's pieces, even split by concatenation,
+// counts as touching it. `docket` is trusted only as the bare command or
+// at its installed path.
 type Protector struct {
 	Home     home.Home
 	UserHome string // the user's $HOME; "" disables ~ expansion
 	// XDGState is $XDG_STATE_HOME as the agent would see it.
 	XDGState string
+	// Docket is the installed docket CLI's absolute path; "" trusts only
+	// the bare command name.
+	Docket string
+	// RealRoot is the state root with symlinks resolved; Check computes
+	// it when empty.
+	RealRoot string
+	// memo caches lstat answers within one Check.
+	memo *lstatMemo
+	// Unapproved, when set, is why the policy in force is not the
+	// approved one: side-effecting calls are denied with the fix.
+	Unapproved string
 }
 
 // Violation is a protection that fired.
@@ -59,15 +89,37 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 	if pr.Home.Root == "" {
 		return nil
 	}
+	pr.memo = &lstatMemo{}
+	if pr.RealRoot == "" {
+		pr.RealRoot = pr.memo.realPath(pr.Home.Root)
+	}
 	var in map[string]any
 	_ = json.Unmarshal(p.Input, &in)
+	if v := pr.checkPatch(in, p.Context.Cwd); v != nil {
+		return v
+	}
+	if v := pr.checkRoutes(p, in); v != nil {
+		return v
+	}
 	if p.Context.Shell != nil {
 		cmd, _ := in["command"].(string)
-		return pr.checkShell(cmd, p.Context.Shell, p.Context.Cwd)
+		if v := pr.checkShell(cmd, p.Context.Shell, p.Context.Cwd); v != nil {
+			return v
+		}
+		return pr.checkApproved(p, in)
 	}
-	writes := p.Context.Spec.Writes
-	recursive := p.Tool.Name == "Grep" || p.Tool.Name == "Glob"
-	for _, f := range []string{"file_path", "notebook_path", "path", "pattern", "directory", "filename", "dir"} {
+	// a tool the registry does not know as a shell but that carries a
+	// command line (another runtime's shell tool, an MCP runner) is
+	// protected as one
+	if cmd, ok := in["command"].(string); ok && cmd != "" && !strings.Contains(cmd, "*** Begin Patch") {
+		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
+		if v := pr.checkShell(cmd, &cc, p.Context.Cwd); v != nil {
+			return v
+		}
+	}
+	writes := p.Context.Spec.Writes || p.Tool.Kind == "file_write" || p.Tool.Kind == "file_edit" || p.Tool.Kind == "patch"
+	recursive := p.Tool.Name == "Grep" || p.Tool.Name == "Glob" || p.Tool.Kind == "search"
+	for _, f := range []string{"file_path", "notebook_path", "path", "absolute_path", "dir_path", "pattern", "directory", "filename", "dir"} {
 		s, ok := in[f].(string)
 		if !ok || s == "" {
 			continue
@@ -75,15 +127,21 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 		if f == "pattern" && !recursive {
 			continue
 		}
-		if f == "pattern" && !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
+		if f == "pattern" && !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") && !strings.HasPrefix(s, "$") {
 			continue
 		}
-		ap := pr.resolve(s, p.Context.Cwd)
-		if ap == "" {
-			continue
-		}
-		if v := pr.checkPath(ap, writes, recursive); v != nil {
+		if v := pr.checkWord(s, p.Context.Cwd, writes, recursive); v != nil {
 			return v
+		}
+	}
+	for _, f := range []string{"paths", "file_paths", "absolute_paths"} {
+		list, _ := in[f].([]any)
+		for _, v := range list {
+			if s, ok := v.(string); ok && s != "" {
+				if v := pr.checkWord(s, p.Context.Cwd, writes, recursive); v != nil {
+					return v
+				}
+			}
 		}
 	}
 	// Any other tool (MCP servers included) that names the state root in
@@ -93,10 +151,154 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 			return &Violation{ProtectStateWrite, "the tool input names docket's state root (" + pr.Home.Root + "); tools may not touch it"}
 		}
 	}
+	return pr.checkApproved(p, in)
+}
+
+// checkApproved denies side-effecting calls while the policy in force is
+// not the approved one.
+//
+// The registry that would call a tool read-only is itself unapproved, so
+// read-only here is decided without it: shell lines by the classifier,
+// other tools by name.
+func (pr Protector) checkApproved(p *ActionProposal, in map[string]any) *Violation {
+	if pr.Unapproved == "" {
+		return nil
+	}
+	sh := p.Context.Shell
+	if cmd, ok := in["command"].(string); sh == nil && ok {
+		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
+		sh = &cc
+	}
+	if sh != nil && sh.Class == policies.ReadOnly || sh == nil && readOnlyTools[p.Tool.Name] {
+		return nil
+	}
+	return &Violation{ProtectUnapproved, "docket's policy is not the one a human approved (" + pr.Unapproved + "); side-effecting calls are refused until the user runs `docket policy approve` in a terminal"}
+}
+
+// checkWord resolves one path-like word and checks every path it may
+// name: as written, its glob matches, and each with symlinks resolved.
+func (pr Protector) checkWord(w, cwd string, writes, recursive bool) *Violation {
+	if alts := braceExpand(w, 64); len(alts) > 1 {
+		for _, a := range alts {
+			if v := pr.checkWord(a, cwd, writes, recursive); v != nil {
+				return v
+			}
+		}
+		return nil
+	}
+	x := pr.expand(w)
+	if x == "" {
+		return nil
+	}
+	if strings.ContainsRune(cwd, unknownMark) && !filepath.IsAbs(x) && x[0] != unknownMark {
+		x = string(unknownMark) + "/" + x
+	}
+	if strings.ContainsRune(x, unknownMark) || hasGlob(x) {
+		pat := x
+		if !strings.HasPrefix(pat, "/") && pat[0] != unknownMark {
+			if cwd == "" {
+				return nil
+			}
+			pat = filepath.Join(cwd, pat)
+		}
+		if v := pr.matchProtected(pat, writes); v != nil {
+			return v
+		}
+		if strings.ContainsRune(x, unknownMark) || globSegments(pat) > 2 {
+			// the pattern match above is the answer: listing a deep glob
+			// could read much of the filesystem
+			return nil
+		}
+		matches, _ := filepath.Glob(pat)
+		if len(matches) > 64 {
+			matches = matches[:64]
+		}
+		for _, m := range matches {
+			if v := pr.checkResolved(m, writes, recursive); v != nil {
+				return v
+			}
+		}
+		return nil
+	}
+	ap := pr.resolve(x, cwd)
+	if ap == "" {
+		return nil
+	}
+	// the unclean path resolves ".." physically, after symlinks
+	raw := x
+	if !filepath.IsAbs(raw) {
+		raw = cwd + "/" + raw
+	}
+	if v := pr.checkPath(ap, writes, recursive); v != nil {
+		return v
+	}
+	if rp := pr.memo.realPath(raw); rp != ap {
+		if v := pr.checkPath(rp, writes, recursive); v != nil {
+			v.Reason += " (" + w + " resolves to " + rp + ")"
+			return v
+		}
+	}
+	return nil
+}
+
+// globReachesRoot reports a recursive command whose glob could name a
+// directory above the state root (other than the top-level ones the
+// destructive rule judges): it would reach the keys.
+func (pr Protector) globReachesRoot(pat string, top map[string]bool) *Violation {
+	if !filepath.IsAbs(pat) {
+		return nil
+	}
+	re, err := globRegexp(pat)
+	if err != nil {
+		return nil
+	}
+	for _, h := range pr.roots() {
+		for d := h.Root; d != "/" && d != "."; d = filepath.Dir(d) {
+			if !top[d] && re.MatchString(d) {
+				return &Violation{ProtectShellState, "a recursive command over " + pat + " could reach docket's state root through " + d + "; narrow the path"}
+			}
+		}
+	}
+	return nil
+}
+
+func globSegments(pat string) int {
+	n := 0
+	for _, seg := range strings.Split(pat, "/") {
+		if hasGlob(seg) {
+			n++
+		}
+	}
+	return n
+}
+
+// checkResolved checks an absolute path as written and with symlinks
+// resolved.
+func (pr Protector) checkResolved(ap string, writes, recursive bool) *Violation {
+	if v := pr.checkPath(ap, writes, recursive); v != nil {
+		return v
+	}
+	if rp := pr.memo.realPath(ap); rp != ap {
+		if v := pr.checkPath(rp, writes, recursive); v != nil {
+			v.Reason += " (" + ap + " resolves to " + rp + ")"
+			return v
+		}
+	}
 	return nil
 }
 
 func (pr Protector) checkPath(ap string, writes, recursive bool) *Violation {
+	if v := pr.checkPathIn(pr.Home, ap, writes, recursive); v != nil {
+		return v
+	}
+	if pr.RealRoot != "" && pr.RealRoot != pr.Home.Root {
+		return pr.checkPathIn(home.Home{Root: pr.RealRoot}, ap, writes, recursive)
+	}
+	return nil
+}
+
+func (pr Protector) checkPathIn(h home.Home, ap string, writes, recursive bool) *Violation {
+	pr.Home = h
 	keys := pr.Home.KeysDir()
 	switch {
 	case within(keys, ap):
@@ -112,7 +314,7 @@ func (pr Protector) checkPath(ap string, writes, recursive bool) *Violation {
 }
 
 func (pr Protector) mentionsState(s string) bool {
-	if strings.Contains(s, pr.Home.Root) || strings.Contains(s, "$DOCKET_HOME") || strings.Contains(s, "${DOCKET_HOME}") {
+	if strings.Contains(s, pr.Home.Root) || pr.RealRoot != "" && strings.Contains(s, pr.RealRoot) || strings.Contains(s, "$DOCKET_HOME") || strings.Contains(s, "${DOCKET_HOME}") {
 		return true
 	}
 	if pr.UserHome != "" {
@@ -185,17 +387,32 @@ func pathWords(s Segment) []string {
 	return append(out, s.Inputs...)
 }
 
+// readOnlyTools are the runtimes' built-in tools that only read.
+var readOnlyTools = set("Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep")
+
 var destructiveCommands = map[string]bool{"rm": true, "rmdir": true, "shred": true, "mv": true, "chmod": true, "chown": true, "chgrp": true, "dd": true, "find": true, "rsync": true, "truncate": true, "srm": true, "trash": true}
 
 var recursiveReaders = map[string]bool{"grep": true, "rg": true, "ag": true, "find": true, "tar": true, "zip": true, "rsync": true, "cp": true, "scp": true, "du": false, "chmod": true, "chown": true, "rm": true, "fd": true, "ack": true, "7z": true}
 
 func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Violation {
+	redefined := redefinesDocket(line)
 	allDocket := len(cc.Segments) > 0
-	for _, s := range cc.Segments {
+	trusted := make([]bool, len(cc.Segments))
+	for i, s := range cc.Segments {
 		switch s.Name() {
 		case "docket-ledger", "docket-gate", "docket-judge":
 			return &Violation{ProtectHookBinary, s.Name() + " is run by the agent runtime's hooks, not by tools; record evidence with `docket validate`"}
 		case "docket":
+			trusted[i] = pr.trustedDocket(s.Argv[0], redefined)
+			what := humanOnlyDocket(s.Argv)
+			switch {
+			case what != "" && !trusted[i]:
+				return &Violation{ProtectFakeDocket, s.Argv[0] + " is not the installed docket" + pr.installedHint() + "; `docket " + what + "` is for a human, at a terminal"}
+			case what == "policy approve":
+				return &Violation{ProtectSelfApproval, "approving docket's policy is for a human: ask the user to run `docket policy approve` in a terminal"}
+			case !trusted[i]:
+				allDocket = false
+			}
 		default:
 			allDocket = false
 		}
@@ -203,41 +420,56 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 	if !allDocket && pr.mentionsState(line) {
 		return &Violation{ProtectShellState, "the command names docket's state root (" + pr.Home.Root + "); tools may not touch the keys, ledger, artifacts or store (the docket CLI may)"}
 	}
+	if v := pr.checkInline(line, cc); v != nil {
+		return v
+	}
 	top := pr.topLevel()
 	dir := cwd
-	for _, s := range cc.Segments {
+	for i, s := range cc.Segments {
 		name := s.Name()
 		if name == "cd" || name == "pushd" {
 			// follow the line's own cds, with ~ and variables expanded
 			if len(s.Argv) > 1 {
-				dir = pr.resolve(s.Argv[len(s.Argv)-1], dir)
+				t := pr.expand(s.Argv[len(s.Argv)-1])
+				switch {
+				case strings.ContainsRune(t, unknownMark) || strings.ContainsRune(dir, unknownMark) && !filepath.IsAbs(t):
+					// a directory we cannot know: what follows is
+					// judged as a pattern below an unknown prefix
+					dir = string(unknownMark)
+				default:
+					dir = pr.resolve(t, dir)
+				}
 			} else {
 				dir = pr.UserHome
 			}
 		}
-		if name == "docket" {
+		if trusted[i] {
 			continue
 		}
+		recursive := recursiveReaders[name] && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
 		for _, w := range pathWords(s) {
-			glob := strings.ContainsAny(w, "*?[")
-			lit := w
+			// a literal path's recursive reach is judged below, where a
+			// destructive command gets its own rule
+			if v := pr.checkWord(w, dir, cc.Class != policies.ReadOnly, recursive && hasGlob(w)); v != nil {
+				if v.Rule == ProtectStateRead || v.Rule == ProtectStateWrite {
+					v.Rule = ProtectShellState
+				}
+				return v
+			}
+			x := pr.expand(w)
+			if strings.ContainsRune(x, unknownMark) {
+				continue
+			}
+			glob := hasGlob(x)
+			lit := x
 			if glob {
-				lit = w[:strings.IndexAny(w, "*?[")]
+				lit = x[:strings.IndexAny(x, "*?[")]
 			}
 			ap := pr.resolve(lit, dir)
 			if ap == "" {
 				continue
 			}
-			if !glob || !strings.HasSuffix(lit, "/") && lit != "" {
-				if v := pr.checkPath(ap, cc.Class != policies.ReadOnly, false); v != nil {
-					if v.Rule == ProtectStateRead || v.Rule == ProtectStateWrite {
-						v.Rule = ProtectShellState
-					}
-					return v
-				}
-			}
-			recursive := recursiveReaders[name] && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
-			if (recursive || glob && cc.Class != policies.ReadOnly) && ancestorOf(ap, pr.Home.Root) {
+			if (recursive || glob && cc.Class != policies.ReadOnly) && (ancestorOf(ap, pr.Home.Root) || ancestorOf(ap, pr.RealRoot)) {
 				if destructiveCommands[name] && top[ap] {
 					return &Violation{ProtectDestructive, name + " on " + ap + " would destroy the filesystem root or home; name the exact files instead"}
 				}
@@ -253,6 +485,15 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 					}
 				}
 				return &Violation{ProtectDestructive, name + " on " + ap + " would destroy the filesystem root or home; name the exact files instead"}
+			}
+			if recursive && glob {
+				pat := x
+				if !filepath.IsAbs(pat) && filepath.IsAbs(dir) {
+					pat = filepath.Join(dir, pat)
+				}
+				if v := pr.globReachesRoot(pat, top); v != nil {
+					return v
+				}
 			}
 		}
 	}

@@ -68,6 +68,7 @@ func TestBuiltinProtections(t *testing.T) {
 		{"rm -rf $HOME/*", "Bash", map[string]any{"command": "rm -rf $HOME/*"}, ProtectDestructive},
 		{"sudo rm -rf /usr", "Bash", map[string]any{"command": "sudo rm -rf /usr"}, ProtectDestructive},
 		{"chmod -R /etc", "Bash", map[string]any{"command": "chmod -R 777 /etc"}, ProtectDestructive},
+		{"recursive glob above root", "Bash", map[string]any{"command": "cp -r ~/.local/st* /tmp/x"}, ProtectShellState},
 		{"grep -r home", "Bash", map[string]any{"command": "grep -r secret ~"}, ProtectShellState},
 		{"rm -rf build ok", "Bash", map[string]any{"command": "rm -rf ./build"}, ""},
 		{"ls home ok", "Bash", map[string]any{"command": "ls ~"}, ""},

@@ -537,10 +537,21 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		}
 	case name == "eval":
 		classifyLine(c, strings.Join(argv[1:], " "), ctx, depth+1)
+	case name == "docket" && argv[0] != "docket" && (!path.IsAbs(argv[0]) || argv[0] != installedDocket()):
+		// a binary named docket elsewhere is not docket
+		if what := humanOnlyDocket(argv); what != "" {
+			c.raise(policies.HighRisk, "docket "+what+" is for humans")
+		} else {
+			c.raise(policies.ReversibleWrite, argv[0]+" is not the installed docket")
+		}
 	case name == "docket":
-		sub, _ := subcommand(argv, nil)
+		sub, rest := subcommand(argv, nil)
 		switch sub {
 		case "validate", "propose", "verify", "doctor", "help", "version", "checkpoint", "prove", "inspect", "recall", "", "-h", "--help":
+		case "policy":
+			if len(rest) < 2 || rest[1] != "status" && rest[1] != "diff" {
+				c.raise(policies.HighRisk, "docket policy is for humans")
+			}
 		case "approvals":
 			if len(argv) > 2 && argv[2] != "list" && argv[2] != "show" && !strings.HasPrefix(argv[2], "-") {
 				c.raise(policies.HighRisk, "docket approvals "+argv[2]+" is for humans")

@@ -105,6 +105,11 @@ type DecisionRecord struct {
 	// because a decision record is an operational fact, not a lesson.
 	Provenance     string `json:"provenance"`
 	RequiresReview bool   `json:"requires_review"`
+	// Lessons are lesson candidates the decision leaves behind: they wait
+	// in the review queue until a human confirms them. Human says the
+	// final outcome was a human's (an approval resolved by a person).
+	Lessons []string `json:"lessons,omitempty"`
+	Human   bool     `json:"human,omitempty"`
 }
 
 // DecisionWriter stores decisions. WriteDecision is idempotent on

@@ -23,6 +23,8 @@ type Ledger struct {
 	testingOnlyBeforeWrite func(line []byte)
 	// testingOnlyNoSync skips fsync, to build large ledgers quickly.
 	testingOnlyNoSync bool
+	// testingOnlyFullReads counts reads that verified the whole ledger.
+	testingOnlyFullReads int
 }
 
 // Open loads the keys under h. It fails with ErrNoKey (wrapped) when

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -70,6 +71,7 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		}
 		e.Args = d
 	}
+	var redacted []string // where key material was replaced
 	if r.Body != nil {
 		b, err := canonjson.Marshal(r.Body)
 		if err != nil {
@@ -77,6 +79,10 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		}
 		if len(b) == 0 || b[0] != '{' {
 			return nil, errors.New("append: body must be a JSON object")
+		}
+		b, n := redactBytes(b, l.keys.secrets())
+		if n > 0 {
+			redacted = append(redacted, "body")
 		}
 		e.Body = b
 	}
@@ -99,8 +105,19 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		return nil, fmt.Errorf("append: %w", err)
 	}
 	if len(r.Artifacts) > 0 {
-		if e.Manifest, e.Artifacts, err = w.storeArtifacts(r.Artifacts); err != nil {
+		arts, readers := l.redacting(r.Artifacts)
+		if e.Manifest, e.Artifacts, err = w.storeArtifacts(arts, 0); err != nil {
 			return nil, fmt.Errorf("append: %w", err)
+		}
+		for i, rr := range readers {
+			if rr.count > 0 {
+				redacted = append(redacted, arts[i].Name)
+			}
+		}
+	}
+	if len(redacted) > 0 {
+		if e.Body, err = addRedactedToBody(e.Body, redacted); err != nil {
+			return nil, fmt.Errorf("append: body: %w", err)
 		}
 	}
 	if err := w.write(e); err != nil {
@@ -109,11 +126,28 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 	return e, nil
 }
 
+// redacting wraps every artifact's data in a reader that replaces key
+// material (see redact.go).
+func (l *Ledger) redacting(arts []Artifact) ([]Artifact, []*redactReader) {
+	secrets := l.keys.secrets()
+	out := make([]Artifact, len(arts))
+	readers := make([]*redactReader, len(arts))
+	for i, a := range arts {
+		readers[i] = newRedactReader(a.Data, secrets)
+		out[i] = Artifact{Name: a.Name, Data: readers[i]}
+	}
+	return out, readers
+}
+
 // lockFile takes the exclusive lock, giving up after timeout. The blocked
 // goroutine is abandoned on timeout; the process is about to fail anyway
 // and the kernel drops the lock with the file descriptor.
 func lockFile(path string, timeout time.Duration) (func(), error) {
 	fl := flock.New(path, flock.SetPermissions(0o600))
+	// Uncontended, the usual case: no goroutine, no timer.
+	if ok, err := fl.TryLock(); err == nil && ok {
+		return func() { fl.Unlock() }, nil
+	}
 	done := make(chan error, 1)
 	go func() { done <- fl.Lock() }()
 	select {
@@ -123,6 +157,30 @@ func lockFile(path string, timeout time.Duration) (func(), error) {
 		}
 		return func() { fl.Unlock() }, nil
 	case <-time.After(timeout):
+		return nil, errLockTimeout
+	}
+}
+
+// lockShared takes a shared lock on an existing lock file, so a reader
+// sees no append half done. With no lock file (no append ever ran, or a
+// copied state root without one) there is nothing to wait for.
+func lockShared(path string) (func(), error) {
+	if _, err := os.Stat(path); isNotExist(err) {
+		return func() {}, nil
+	}
+	fl := flock.New(path)
+	if ok, err := fl.TryRLock(); err == nil && ok {
+		return func() { fl.Unlock() }, nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- fl.RLock() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, fmt.Errorf("lock ledger: %w", err)
+		}
+		return func() { fl.Unlock() }, nil
+	case <-time.After(LockTimeout):
 		return nil, errLockTimeout
 	}
 }
@@ -139,6 +197,11 @@ type writer struct {
 	end     int64
 	last    string
 	size    int64 // current file size
+	// packEnd is where the committed entries' bundles end in the pack
+	// (the head's "pack"); -1 for a head written before it was recorded.
+	packEnd int64
+	// packDirty says a bundle was written and the pack is not yet synced.
+	packDirty bool
 }
 
 func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
@@ -169,21 +232,45 @@ func (w *writer) close() {
 	}
 }
 
-// storeArtifacts appends one bundle to the session's pack.
-func (w *writer) storeArtifacts(arts []Artifact) (string, int64, error) {
-	if w.pack == nil {
-		p, err := openPack(w.sf.artifacts)
+// openPackFile opens the session's pack once per append.
+func (w *writer) openPackFile() error {
+	if w.pack != nil {
+		return nil
+	}
+	p, err := openPack(w.sf.artifacts)
+	if err != nil {
+		return fmt.Errorf("open artifact pack: %w", err)
+	}
+	w.pack = p
+	return nil
+}
+
+// storeArtifacts appends one bundle to the session's pack at packEnd.
+// inPlace bytes already at packEnd become its first file, named
+// "torn-pack" (see seal).
+func (w *writer) storeArtifacts(arts []Artifact, inPlace int64) (string, int64, error) {
+	if err := w.openPackFile(); err != nil {
+		return "", 0, err
+	}
+	if w.packEnd < 0 {
+		end, err := w.pack.Seek(0, io.SeekEnd)
 		if err != nil {
 			return "", 0, fmt.Errorf("open artifact pack: %w", err)
 		}
-		w.pack = p
+		w.packEnd = end
 	}
-	return writeBundle(w.pack, arts, !w.l.testingOnlyNoSync)
+	m, end, err := writeBundle(w.pack, w.packEnd, inPlace, arts)
+	if err != nil {
+		return "", 0, err
+	}
+	w.packEnd, w.packDirty = end, true
+	return m, end, nil
 }
 
 // recover brings the writer to the ledger's true end: it reads the signed
-// head, adopts complete valid entries written after it (a crash between
-// the line's fsync and the head's rename), and seals whatever remains.
+// head, adopts complete valid entries written after it whose bundles are
+// intact (a crash after the fsyncs, before the head's write), and seals
+// whatever remains in the ledger or the pack.
 func (w *writer) recover() error {
 	c, _, err := readHead(w.sf.head, w.l.keys.headVerifiers())
 	switch {
@@ -191,6 +278,10 @@ func (w *writer) recover() error {
 		// No head: only a new ledger may lack one.
 		if w.size > 0 {
 			return fmt.Errorf("%w: the ledger has entries but its signed head is missing; run 'docket verify --session %s'", ErrTampered, w.session)
+		}
+		w.packEnd = 0
+		if err := w.l.registerSession(w.session); err != nil {
+			return err
 		}
 	case err != nil:
 		return fmt.Errorf("%w: head: %v", ErrTampered, err)
@@ -201,7 +292,7 @@ func (w *writer) recover() error {
 		if w.size < c.End {
 			return fmt.Errorf("%w (head covers %d bytes, file has %d); run 'docket verify --session %s'", ErrTruncated, c.End, w.size, w.session)
 		}
-		w.n, w.end = c.Size, c.End
+		w.n, w.end, w.packEnd = c.Size, c.End, c.Pack
 		if c.Last != "" {
 			w.last = c.Last
 		}
@@ -211,31 +302,42 @@ func (w *writer) recover() error {
 			}
 		}
 	}
-	if w.size == w.end {
+	packSize := int64(0)
+	if st, err := os.Stat(filepath.Join(w.sf.artifacts, PackName)); err == nil {
+		packSize = st.Size()
+	} else if !isNotExist(err) {
+		return fmt.Errorf("stat artifact pack: %w", err)
+	}
+	if w.packEnd > packSize {
+		return fmt.Errorf("%w: the artifact pack is shorter (%d bytes) than its signed head says (%d); run 'docket verify --session %s'", ErrTruncated, packSize, w.packEnd, w.session)
+	}
+	if w.size == w.end && (w.packEnd < 0 || w.packEnd == packSize) {
 		return nil
 	}
-	if err := w.tree.f.Truncate(tlogStoredBytes(w.n)); err != nil {
-		return fmt.Errorf("trim tree hashes: %w", err)
-	}
-	tail := io.NewSectionReader(w.f, w.end, w.size-w.end)
-	adopted, err := w.adopt(tail)
-	if err != nil {
-		return err
-	}
-	if adopted > 0 {
-		if err := w.writeHead(); err != nil {
+	if w.size > w.end {
+		if err := w.tree.f.Truncate(tlogStoredBytes(w.n)); err != nil {
+			return fmt.Errorf("trim tree hashes: %w", err)
+		}
+		adopted, err := w.adopt(io.NewSectionReader(w.f, w.end, w.size-w.end), packSize)
+		if err != nil {
 			return err
 		}
+		if adopted > 0 {
+			if err := w.writeHead(); err != nil {
+				return err
+			}
+		}
 	}
-	if w.end < w.size {
-		return w.seal()
+	if w.end < w.size || (w.packEnd >= 0 && w.packEnd < packSize) {
+		return w.seal(packSize)
 	}
 	return nil
 }
 
-// adopt appends to the tree every complete, valid entry at the tail, in
-// order, stopping at the first that is not.
-func (w *writer) adopt(tail *io.SectionReader) (int, error) {
+// adopt appends to the tree every complete, valid entry at the tail whose
+// bundle is intact and next in the pack, in order, stopping at the first
+// that is not.
+func (w *writer) adopt(tail *io.SectionReader, packSize int64) (int, error) {
 	data, err := io.ReadAll(io.LimitReader(tail, 64<<20))
 	if err != nil {
 		return 0, fmt.Errorf("read ledger tail: %w", err)
@@ -248,7 +350,7 @@ func (w *writer) adopt(tail *io.SectionReader) (int, error) {
 		}
 		line := data[:i]
 		e, err := ParseEntry(line)
-		if err != nil || w.checkNext(e) != nil {
+		if err != nil || w.checkNext(e) != nil || !w.bundleIntact(e, packSize) {
 			return adopted, nil
 		}
 		if _, err := w.tree.add(w.n, line); err != nil {
@@ -257,9 +359,30 @@ func (w *writer) adopt(tail *io.SectionReader) (int, error) {
 		w.n++
 		w.end += int64(i) + 1
 		w.last = e.Hash
+		if e.Manifest != "" {
+			w.packEnd = e.Artifacts
+		}
 		data = data[i+1:]
 		adopted++
 	}
+}
+
+// bundleIntact reports whether e's bundle is complete, next in the pack,
+// and matches its manifest: the line may have reached the disk before the
+// bundle did.
+func (w *writer) bundleIntact(e *Entry, packSize int64) bool {
+	if e.Manifest == "" {
+		return true
+	}
+	if w.openPackFile() != nil {
+		return false
+	}
+	b, err := readBundle(w.pack, packSize, e.Artifacts, e.Manifest)
+	if err != nil || (w.packEnd >= 0 && b.start != w.packEnd) {
+		return false
+	}
+	_, err = b.check(make([]byte, 64<<10))
+	return err == nil
 }
 
 // checkNext verifies that e is the valid next entry of this ledger.
@@ -278,36 +401,93 @@ func (w *writer) checkNext(e *Entry) error {
 	return nil
 }
 
-// seal moves the bytes after the last valid entry into an artifact and
-// records a seal entry in their place.
-func (w *writer) seal() error {
-	length := w.size - w.end
-	torn := io.NewSectionReader(w.f, w.end, length)
-	h := sha256.New()
-	if _, err := io.Copy(h, torn); err != nil {
-		return fmt.Errorf("seal torn tail: %w", err)
+// seal records a seal entry for the bytes no entry accounts for: the
+// ledger's bytes after the last valid entry are moved into its bundle as
+// the artifact "torn" (key material redacted), and the pack's bytes after
+// the last bundle stay where they are and become the bundle's first file,
+// "torn-pack".
+func (w *writer) seal(packSize int64) error {
+	body := map[string]any{}
+	var reasons []string
+	var arts []Artifact
+	var inPlace int64
+	var readers []*redactReader
+	if w.packEnd >= 0 && packSize > w.packEnd {
+		inPlace = packSize - w.packEnd
+		if err := w.openPackFile(); err != nil {
+			return fmt.Errorf("seal artifact pack: %w", err)
+		}
+		sum, err := sha256Section(io.NewSectionReader(w.pack, w.packEnd, inPlace))
+		if err != nil {
+			return fmt.Errorf("seal artifact pack: %w", err)
+		}
+		body["pack_offset"], body["pack_length"], body["pack_sha256"] = w.packEnd, inPlace, sum
+		reasons = append(reasons, "unaccounted bytes at the end of the artifact pack")
 	}
-	if _, err := torn.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("seal torn tail: %w", err)
+	if length := w.size - w.end; length > 0 {
+		sum, err := sha256Section(io.NewSectionReader(w.f, w.end, length))
+		if err != nil {
+			return fmt.Errorf("seal torn tail: %w", err)
+		}
+		body["offset"], body["length"], body["sha256"] = w.end, length, sum
+		reasons = append(reasons, "torn or invalid tail")
+		arts, readers = w.l.redacting([]Artifact{{Name: "torn", Data: io.NewSectionReader(w.f, w.end, length)}})
 	}
-	m, at, err := w.storeArtifacts([]Artifact{{Name: "torn", Data: torn}})
+	body["reason"] = strings.Join(reasons, "; ")
+	m, at, err := w.storeArtifacts(arts, inPlace)
 	if err != nil {
-		return fmt.Errorf("seal torn tail: %w", err)
+		return fmt.Errorf("seal: %w", err)
+	}
+	if len(readers) > 0 && readers[0].count > 0 {
+		body["redacted"] = []string{"torn"}
 	}
 	if err := w.f.Truncate(w.end); err != nil {
 		return fmt.Errorf("seal torn tail: %w", err)
 	}
 	w.size = w.end
-	e := &Entry{
-		V: Version, Session: w.session, Kind: KindSeal, Runtime: "docket", Manifest: m, Artifacts: at,
-		Body: []byte(fmt.Sprintf(`{"length":%d,"offset":%d,"reason":"torn or invalid tail","sha256":"%s"}`,
-			length, w.end, hex.EncodeToString(h.Sum(nil)))),
+	b, err := canonjson.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("seal: %w", err)
 	}
+	e := &Entry{V: Version, Session: w.session, Kind: KindSeal, Runtime: "docket", Manifest: m, Artifacts: at, Body: b}
 	return w.write(e)
 }
 
+func sha256Section(r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // write appends e as the next entry: line, fsync, tree, signed head.
+//
+// One fsync per file, run at the same time: the pack's (when this append
+// wrote a bundle) in a goroutine while the line is encoded, written and
+// synced. The head is written only after both are durable. A crash before
+// that leaves a line the next append adopts only if its bundle is intact
+// (bundleIntact), and seals otherwise; so the ordering between the two
+// files does not matter.
 func (w *writer) write(e *Entry) error {
+	var packSync chan error
+	if w.packDirty && !w.l.testingOnlyNoSync {
+		packSync = make(chan error, 1)
+		go func(f *os.File) { packSync <- syncData(f) }(w.pack)
+	}
+	w.packDirty = false
+	waitPack := func() error {
+		if packSync == nil {
+			return nil
+		}
+		err := <-packSync
+		packSync = nil
+		if err != nil {
+			return fmt.Errorf("sync artifacts: %w", err)
+		}
+		return nil
+	}
+	defer waitPack()
 	e.Seq = uint64(w.n)
 	e.Prev = w.last
 	e.KeyID = w.l.keys.hmacID
@@ -331,10 +511,14 @@ func (w *writer) write(e *Entry) error {
 		return fmt.Errorf("write entry: %w", err)
 	}
 	if !w.l.testingOnlyNoSync {
-		if err := w.f.Sync(); err != nil {
+		if err := syncData(w.f); err != nil {
 			w.f.Truncate(w.end)
 			return fmt.Errorf("sync ledger: %w", err)
 		}
+	}
+	if err := waitPack(); err != nil {
+		w.f.Truncate(w.end)
+		return err
 	}
 	if _, err := w.tree.add(w.n, line); err != nil {
 		return err
@@ -351,7 +535,7 @@ func (w *writer) writeHead() error {
 	if err != nil {
 		return err
 	}
-	c := &Checkpoint{Origin: Origin(w.session), Size: w.n, Root: root, End: w.end, Last: w.last}
+	c := &Checkpoint{Origin: Origin(w.session), Size: w.n, Root: root, End: w.end, Last: w.last, Pack: w.packEnd}
 	msg, err := signCheckpoint(c, newHeadMAC(w.l.keys.hmacKey))
 	if err != nil {
 		return err

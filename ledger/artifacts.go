@@ -58,18 +58,23 @@ func openPack(sessionDir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(sessionDir, PackName), os.O_RDWR|os.O_CREATE, 0o600)
 }
 
-// writeBundle streams arts to the end of pack and returns the manifest
-// digest ("sha256:<hex>") and the bundle's end offset. The caller holds
-// the session lock.
-func writeBundle(pack *os.File, arts []Artifact, sync bool) (string, int64, error) {
-	start, err := pack.Seek(0, io.SeekEnd)
-	if err != nil {
-		return "", 0, err
-	}
-	w := &offsetWriter{f: pack, off: start}
+// writeBundle writes a bundle at offset start of pack: the inPlace bytes
+// already there (the file "torn-pack", see seal), then arts, then the
+// manifest. It returns the manifest digest ("sha256:<hex>") and the
+// bundle's end offset. The caller holds the session lock and syncs.
+func writeBundle(pack *os.File, start, inPlace int64, arts []Artifact) (string, int64, error) {
+	w := &offsetWriter{f: pack, off: start + inPlace}
 	m := Manifest{V: 1}
 	seen := map[string]bool{}
 	buf := make([]byte, 64<<10)
+	if inPlace > 0 {
+		h := sha256.New()
+		if _, err := io.CopyBuffer(h, io.NewSectionReader(pack, start, inPlace), buf); err != nil {
+			return "", 0, fmt.Errorf("store artifact torn-pack: %w", err)
+		}
+		m.Files = append(m.Files, ManifestFile{Name: "torn-pack", Size: inPlace, SHA256: hex.EncodeToString(h.Sum(nil))})
+		seen["torn-pack"] = true
+	}
 	for _, a := range arts {
 		if !validArtifactName(a.Name) || seen[a.Name] {
 			return "", 0, fmt.Errorf("store artifact %q: %w", a.Name, errBadArtifactName)
@@ -89,11 +94,6 @@ func writeBundle(pack *os.File, arts []Artifact, sync bool) (string, int64, erro
 	if _, err := fmt.Fprintf(w, "%s\n%016d\n", mb, len(mb)); err != nil {
 		return "", 0, fmt.Errorf("store artifact manifest: %w", err)
 	}
-	if sync {
-		if err := pack.Sync(); err != nil {
-			return "", 0, fmt.Errorf("sync artifacts: %w", err)
-		}
-	}
 	sum := sha256.Sum256(mb)
 	return "sha256:" + hex.EncodeToString(sum[:]), w.off, nil
 }
@@ -112,6 +112,7 @@ func (w *offsetWriter) Write(p []byte) (int, error) {
 // bundle is one entry's bundle in an opened pack, its manifest checked.
 type bundle struct {
 	pack     io.ReaderAt
+	start    int64 // offset of the bundle's first byte
 	manifest Manifest
 	offsets  []int64
 }
@@ -159,6 +160,7 @@ func readBundle(pack io.ReaderAt, packSize, end int64, manifestDigest string) (*
 	if off < 0 {
 		return nil, errors.New("artifact bundle larger than the pack")
 	}
+	b.start = off
 	for _, mf := range b.manifest.Files {
 		b.offsets = append(b.offsets, off)
 		off += mf.Size

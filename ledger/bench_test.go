@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,6 +39,68 @@ func BenchmarkAppend(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkRead is one stop's read of the ledger at 10, 10,000 and
+// 100,000 entries, with a tool call appended before each read (not
+// timed): ReadRelevant is the gate's read (the indexed entries and the
+// tail after the newest pass), ReadVerified returns every entry. Both
+// verify only what was appended since the last read; ReadVerified still
+// parses and hashes the whole prefix, ReadRelevant does not touch it.
+//
+//	go test -run=NONE -bench=BenchmarkRead -benchtime=30x ./ledger
+func BenchmarkRead(b *testing.B) {
+	for _, n := range []int{10, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			l := newTestLedger(b)
+			l.testingOnlyNoSync = true
+			for i := 0; i < n; i++ {
+				r := Record{Kind: KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Bash",
+					Args:      json.RawMessage(`{"command":"go test ./..."}`),
+					Body:      map[string]any{"cwd": "/work", "failed": false},
+					Artifacts: []Artifact{{Name: "stdout", Data: strings.NewReader("ok  ./... 0.2s\n")}}}
+				if i == n-5 {
+					r = Record{Kind: KindValidatorPass, Runtime: "docket", Tool: "go_test_pass", Body: map[string]any{"claim": "done", "result": "pass"}}
+				}
+				if _, err := l.Append("s1", r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := l.ReadVerified("s1"); err != nil { // the first read verifies all
+				b.Fatal(err)
+			}
+			pass := func(es []*Entry) uint64 {
+				for i := len(es) - 1; i >= 0; i-- {
+					if es[i].Kind == KindValidatorPass {
+						return es[i].Seq
+					}
+				}
+				return es[len(es)-1].Seq
+			}
+			for _, read := range []struct {
+				name string
+				fn   func() error
+			}{
+				{"ReadRelevant", func() error { _, err := l.ReadRelevant("s1", pass); return err }},
+				{"ReadVerified", func() error { _, err := l.ReadVerified("s1"); return err }},
+			} {
+				b.Run(read.name, func(b *testing.B) {
+					full := l.testingOnlyFullReads
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						appendN(b, l, "s1", 1)
+						b.StartTimer()
+						if err := read.fn(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if l.testingOnlyFullReads != full {
+						b.Fatal("a read verified the whole ledger")
+					}
+				})
 			}
 		})
 	}

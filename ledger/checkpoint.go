@@ -13,15 +13,17 @@ import (
 
 // Checkpoint is a signed statement of a ledger's Merkle tree: C2SP
 // tlog-checkpoint text (origin, size, base64 root) in a signed note. The
-// head beside each ledger file is a checkpoint with one extension line,
-// "end <byte offset>", recording where the covered entries end, and one
-// more, "last <hex>", the hash of the last covered entry.
+// head beside each ledger file is a checkpoint with extension lines:
+// "end <byte offset>", where the covered entries end; "last <hex>", the
+// hash of the last covered entry; "pack <byte offset>", where their
+// artifact bundles end.
 type Checkpoint struct {
 	Origin string
 	Size   int64
 	Root   tlog.Hash
 	End    int64  // -1 when the checkpoint has no end extension
 	Last   string // hash of the last covered entry; "" when absent
+	Pack   int64  // bytes of the artifact pack the entries account for; -1 when absent
 }
 
 // Origin is the checkpoint origin line of a session's ledger.
@@ -35,6 +37,9 @@ func (c *Checkpoint) text() string {
 	}
 	if c.Last != "" {
 		s += "last " + c.Last + "\n"
+	}
+	if c.Pack >= 0 {
+		s += fmt.Sprintf("pack %d\n", c.Pack)
 	}
 	return s
 }
@@ -78,7 +83,7 @@ func parseCheckpointText(text string) (*Checkpoint, error) {
 	if err != nil || len(root) != tlog.HashSize {
 		return nil, fmt.Errorf("%w: root hash", errCheckpointSyntax)
 	}
-	c := &Checkpoint{Origin: lines[0], Size: size, End: -1}
+	c := &Checkpoint{Origin: lines[0], Size: size, End: -1, Pack: -1}
 	copy(c.Root[:], root)
 	for _, ext := range lines[3:] {
 		if v, ok := strings.CutPrefix(ext, "end "); ok {
@@ -87,6 +92,13 @@ func parseCheckpointText(text string) (*Checkpoint, error) {
 				return nil, fmt.Errorf("%w: end extension", errCheckpointSyntax)
 			}
 			c.End = end
+		}
+		if v, ok := strings.CutPrefix(ext, "pack "); ok {
+			p, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || p < 0 || strconv.FormatInt(p, 10) != v {
+				return nil, fmt.Errorf("%w: pack extension", errCheckpointSyntax)
+			}
+			c.Pack = p
 		}
 		if v, ok := strings.CutPrefix(ext, "last "); ok {
 			if len(v) != 64 {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -39,5 +40,34 @@ func FuzzCheckInclusion(f *testing.F) {
 	f.Add(p.Marshal())
 	f.Fuzz(func(t *testing.T, text []byte) {
 		CheckInclusion(text, l.keys.vkey) // must not panic
+	})
+}
+
+// decodeLine never panics, and on every line ParseEntry accepts (the
+// canonical ones) it decodes the same entry.
+func FuzzDecodeLine(f *testing.F) {
+	l := newTestLedger(f)
+	for _, e := range appendN(f, l, "s1", 2) {
+		line, _ := encodeEntry(e)
+		f.Add(line)
+	}
+	e, _ := l.Append("s1", Record{Kind: KindToolFailure, Tool: "Bash\t\"x\"", AgentID: "a\u2028b",
+		Body: map[string]any{"error": "a\\\"b}{", "n": []any{1.5, true, nil, map[string]any{"k": "]"}}}})
+	line, _ := encodeEntry(e)
+	f.Add(line)
+	f.Add([]byte(`{"v":1,"body":{"a":"}"}}`))
+	f.Add([]byte(`{"v":1,"body":1}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, err := decodeLine(line)
+		want, werr := ParseEntry(line)
+		if werr != nil {
+			return
+		}
+		if err != nil {
+			t.Fatalf("decodeLine rejected a canonical line: %v\n%s", err, line)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeLine = %+v\nParseEntry = %+v", got, want)
+		}
 	})
 }

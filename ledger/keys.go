@@ -31,6 +31,8 @@ type Keys struct {
 	retired map[string][]byte // key id -> retired HMAC key, for verification
 	skey    string            // Ed25519 signed-note key; parsed only to sign checkpoints
 	vkey    string
+
+	secretList [][]byte // see secrets; built on first use
 }
 
 // HMACKeyID returns the id of the current HMAC key.
@@ -109,6 +111,18 @@ func Init(h home.Home) (*InitResult, error) {
 			return nil, fmt.Errorf("write verifier key: %w", err)
 		}
 		res.Created = append(res.Created, h.VerifierKeyPath())
+	}
+	if _, err := os.Stat(indexPath(h)); errors.Is(err, fs.ErrNotExist) {
+		// A new state root starts with an empty index; one written before
+		// the index existed gets its current ledgers listed.
+		l := &Ledger{home: h, keys: keys}
+		if err := os.WriteFile(indexPath(h), nil, 0o600); err != nil {
+			return nil, fmt.Errorf("create session index: %w", err)
+		}
+		if err := l.indexExisting(); err != nil {
+			return nil, err
+		}
+		res.Created = append(res.Created, indexPath(h))
 	}
 	res.VerifierKey = keys.vkey
 	return res, nil

@@ -99,7 +99,7 @@ func TestInitIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	key2, _ := os.ReadFile(h.HMACKeyPath())
-	if len(first.Created) != 3 || len(second.Created) != 0 || string(key1) != string(key2) {
+	if len(first.Created) != 4 || len(second.Created) != 0 || string(key1) != string(key2) {
 		t.Fatalf("init created %v then %v; key changed: %v", first.Created, second.Created, string(key1) != string(key2))
 	}
 	if first.VerifierKey != second.VerifierKey {

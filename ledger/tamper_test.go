@@ -123,37 +123,53 @@ func TestTamperDetection(t *testing.T) {
 			})
 		}, 0, "not canonically encoded"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l := newTestLedger(t)
-			appendN(t, l, "s1", 5)
-			tt.tamper(t, l)
-			rep, err := Verify(l.home, "s1", verifyOpts(l))
-			if err != nil {
-				t.Fatal(err)
+	for _, warm := range []bool{false, true} {
+		for _, tt := range tests {
+			name := tt.name
+			if warm {
+				// A reader verified the ledger before the tampering: the
+				// verified-prefix state must not vouch for the change.
+				name += " after a verified read"
 			}
-			if rep.OK {
-				t.Fatal("tampered ledger verified")
-			}
-			if rep.Failure.Seq != tt.wantSeq || !strings.Contains(rep.Failure.Reason, tt.want) {
-				t.Fatalf("failure = seq %d %q, want seq %d containing %q", rep.Failure.Seq, rep.Failure.Reason, tt.wantSeq, tt.want)
-			}
-			es, err := l.ReadVerified("s1")
-			if tt.name == "edited artifact" {
-				// ReadVerified checks manifests; the edited file is caught
-				// when opened.
+			t.Run(name, func(t *testing.T) {
+				l := newTestLedger(t)
+				appendN(t, l, "s1", 5)
+				if warm {
+					if _, err := l.ReadVerified("s1"); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := os.Stat(statePath(filesFor(l.home, "s1"))); err != nil {
+						t.Fatalf("no verified-prefix state: %v", err)
+					}
+				}
+				tt.tamper(t, l)
+				rep, err := Verify(l.home, "s1", verifyOpts(l))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := l.OpenArtifact(es[1], "stdout"); err == nil {
-					t.Fatal("OpenArtifact returned an edited artifact")
+				if rep.OK {
+					t.Fatal("tampered ledger verified")
 				}
-				return
-			}
-			if err == nil {
-				t.Fatal("ReadVerified accepted a tampered ledger")
-			}
-		})
+				if rep.Failure.Seq != tt.wantSeq || !strings.Contains(rep.Failure.Reason, tt.want) {
+					t.Fatalf("failure = seq %d %q, want seq %d containing %q", rep.Failure.Seq, rep.Failure.Reason, tt.wantSeq, tt.want)
+				}
+				es, err := l.ReadVerified("s1")
+				if tt.name == "edited artifact" {
+					// ReadVerified checks manifests; the edited file is caught
+					// when opened.
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := l.OpenArtifact(es[1], "stdout"); err == nil {
+						t.Fatal("OpenArtifact returned an edited artifact")
+					}
+					return
+				}
+				if err == nil {
+					t.Fatal("ReadVerified accepted a tampered ledger")
+				}
+			})
+		}
 	}
 }
 

@@ -1,12 +1,15 @@
 package ledger
 
 import (
+	"encoding"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -65,6 +68,36 @@ type VerifyOptions struct {
 	// OnEntry, when set, is called for each entry that verified so far.
 	// Entries are only known good once Verify reports OK.
 	OnEntry func(*Entry)
+	// AcceptSealed lets a ledger with seal entries verify OK. By default a
+	// seal is a finding: bytes someone (a crash, or anyone who can write
+	// the files) put in the ledger or the pack were removed or wrapped by
+	// the next append, and a human should look at them.
+	AcceptSealed bool
+}
+
+// Seal is one seal entry: what the next append found after the last
+// valid entry or bundle and set aside.
+type Seal struct {
+	Seq        int64  `json:"seq"`
+	Reason     string `json:"reason"`
+	Offset     int64  `json:"offset,omitempty"`
+	Length     int64  `json:"length,omitempty"`
+	PackOffset int64  `json:"pack_offset,omitempty"`
+	PackLength int64  `json:"pack_length,omitempty"`
+}
+
+func (s Seal) String() string {
+	var parts []string
+	if s.Length > 0 {
+		parts = append(parts, fmt.Sprintf("%d bytes after the last valid entry (ledger offset %d) were moved into artifact torn", s.Length, s.Offset))
+	}
+	if s.PackLength > 0 {
+		parts = append(parts, fmt.Sprintf("%d artifact pack bytes no entry accounted for (pack offset %d) were wrapped as artifact torn-pack", s.PackLength, s.PackOffset))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, s.Reason)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Report is the result of verifying one session.
@@ -79,6 +112,9 @@ type Report struct {
 	Checked       []string     `json:"checked"`
 	NotChecked    []string     `json:"not_checked,omitempty"`
 	Failure       *VerifyError `json:"failure,omitempty"`
+	// Sealed lists the seal entries; with AcceptSealed unset, any makes
+	// the report fail.
+	Sealed []Seal `json:"sealed,omitempty"`
 }
 
 // Verify checks one session's ledger under h: every entry's encoding,
@@ -87,22 +123,64 @@ type Report struct {
 // inconsistent ledger yields a Report with OK false and a Failure; the
 // error is for ledgers that could not be read at all.
 func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
+	rep, _, err := verify(h, session, opts, nil)
+	return rep, err
+}
+
+// verify is Verify; with from set it checks only the entries after that
+// verified prefix (the caller holds the state's MAC as proof), compares
+// the head's size, end, last hash and pack end instead of recomputing the
+// Merkle root, and returns the verifier whose state describes the new
+// prefix.
+func verify(h home.Home, session string, opts VerifyOptions, from *vstate) (*Report, *verifier, error) {
+	rep, v, err := verifyLocked(h, session, opts, from, true, nil)
+	return rep, v, err
+}
+
+// verifyLocked is verify; lock false means the caller holds the shared
+// lock, and an open ledger file may be passed in.
+func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate, lock bool, open *os.File) (*Report, *verifier, error) {
 	if !home.ValidSessionID(session) {
-		return nil, fmt.Errorf("verify: %w %q", ErrBadSession, session)
+		return nil, nil, fmt.Errorf("verify: %w %q", ErrBadSession, session)
 	}
 	if opts.Checkpoint != nil && strings.TrimSpace(opts.VerifierKey) == "" {
-		return nil, errors.New("verify: a checkpoint needs the checkpoint verifier key")
+		return nil, nil, errors.New("verify: a checkpoint needs the checkpoint verifier key")
 	}
 	sf := filesFor(h, session)
-	f, err := os.Open(sf.ledger)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("verify %s: %w", session, ErrNoLedger)
+	f := open
+	if f == nil {
+		var err error
+		f, err = os.Open(sf.ledger)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("verify %s: %w", session, ErrNoLedger)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("verify %s: %w", session, err)
+		}
+		defer f.Close()
+	} else if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, fmt.Errorf("verify %s: %w", session, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", session, err)
+	if lock {
+		unlock, err := lockShared(sf.lock)
+		if err != nil {
+			return nil, nil, fmt.Errorf("verify %s: %w", session, err)
+		}
+		defer unlock()
 	}
-	defer f.Close()
 	v := &verifier{h: h, sf: sf, opts: opts, rep: &Report{Session: session}, last: zeroHash, lastTick: time.Now()}
+	v.hash, _ = prefixHash(nil)
+	var r io.Reader = f
+	if from != nil {
+		v.n, v.off, v.last, v.lastOff, v.packEnd = from.Size, from.End, from.Last, from.LastOff, from.Pack
+		v.index = append([]indexRef(nil), from.Index...)
+		v.skipTree = true
+		var err error
+		if v.hash, err = prefixHash(from.Prefix); err != nil {
+			return nil, nil, err
+		}
+		r = io.NewSectionReader(f, from.End, 1<<62)
+	}
 	v.rep.Checked = []string{"encoding", "seq", "session", "chain", "hash"}
 	if opts.Keys != nil {
 		v.rep.Checked = append(v.rep.Checked, "hmac")
@@ -118,7 +196,15 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 	if opts.Checkpoint != nil {
 		v.rep.Checked = append(v.rep.Checked, "checkpoint")
 	}
-	err = scanLines(f, v.line)
+	err := scanLines(r, v.line)
+	if err == nil {
+		if fail := v.head(); fail != nil {
+			err = fail
+		}
+	}
+	if err == nil && !opts.SkipArtifacts {
+		err = v.packTail()
+	}
 	if v.pack != nil {
 		v.pack.f.Close()
 	}
@@ -126,28 +212,52 @@ func Verify(h home.Home, session string, opts VerifyOptions) (*Report, error) {
 	switch {
 	case errors.As(err, &fail):
 		v.rep.Failure = fail
-		return v.rep, nil
+		return v.rep, v, nil
 	case errors.Is(err, errLineTooLong):
-		v.rep.Failure = v.fail(v.tree.n, "line exceeds 1 MiB", ErrTampered)
-		return v.rep, nil
+		v.rep.Failure = v.fail(v.n, "line exceeds 1 MiB", ErrTampered)
+		return v.rep, v, nil
 	case err != nil:
-		return nil, fmt.Errorf("verify %s: %w", session, err)
+		return nil, nil, fmt.Errorf("verify %s: %w", session, err)
 	}
-	if root, err := treeRoot(&v.tree, v.tree.n); err == nil {
+	if root, err := treeRoot(&v.tree, v.n); err == nil && !v.skipTree {
 		v.rep.Root = base64.StdEncoding.EncodeToString(root[:])
-	}
-	if fail := v.head(); fail != nil {
-		v.rep.Failure = fail
-		return v.rep, nil
 	}
 	if opts.Checkpoint != nil {
 		if fail := v.checkpoint(opts.Checkpoint); fail != nil {
 			v.rep.Failure = fail
-			return v.rep, nil
+			return v.rep, v, nil
 		}
 	}
+	if len(v.rep.Sealed) > 0 && !opts.AcceptSealed {
+		first := v.rep.Sealed[0]
+		v.rep.Failure = v.fail(first.Seq, fmt.Sprintf("sealed: %s (%d seal entries; inspect them with 'docket inspect', accept with --accept-sealed)", first, len(v.rep.Sealed)), ErrSealed)
+		return v.rep, v, nil
+	}
 	v.rep.OK = true
-	return v.rep, nil
+	return v.rep, v, nil
+}
+
+// ErrSealed marks a ledger whose only finding is seal entries.
+var ErrSealed = errors.New("ledger has sealed data")
+
+// packTail reports pack bytes after the last bundle: a crash mid-append
+// (the next append seals them) or bytes someone added.
+func (v *verifier) packTail() error {
+	size := int64(0)
+	if v.pack != nil {
+		size = v.pack.size
+	} else if st, err := os.Stat(filepath.Join(v.sf.artifacts, PackName)); err == nil {
+		size = st.Size()
+	} else if !isNotExist(err) {
+		return err
+	}
+	if size < v.packEnd {
+		return v.fail(-1, fmt.Sprintf("artifact pack truncated: %d bytes, the entries' bundles end at %d", size, v.packEnd), ErrTruncated)
+	}
+	if size > v.packEnd {
+		return v.fail(-1, fmt.Sprintf("artifact pack: %d bytes at offset %d that no entry accounts for (a crash mid-append leaves these and the next append seals them; otherwise they were added)", size-v.packEnd, v.packEnd), ErrTampered)
+	}
+	return nil
 }
 
 type verifier struct {
@@ -159,7 +269,27 @@ type verifier struct {
 	last     string
 	lastTick time.Time
 	pack     *packReader // opened on first use
+	packEnd  int64       // where the last bundle ends
 	buf      []byte
+
+	n        int64 // entries so far (the next seq)
+	off      int64 // bytes so far (the next line's offset)
+	lastOff  int64 // offset of the last verified line
+	skipTree bool  // incremental: the head's last hash stands in for its root
+	hash     interface {
+		io.Writer
+		encoding.BinaryMarshaler
+	} // SHA-256 of the verified bytes, for the next state
+	index []indexRef
+}
+
+// state is the verified-prefix state after a successful run.
+func (v *verifier) state() (*vstate, error) {
+	p, err := v.hash.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return &vstate{Size: v.n, End: v.off, LastOff: v.lastOff, Last: v.last, Pack: v.packEnd, Prefix: p, Index: v.index}, nil
 }
 
 func (v *verifier) fail(seq int64, reason string, err error) *VerifyError {
@@ -167,7 +297,7 @@ func (v *verifier) fail(seq int64, reason string, err error) *VerifyError {
 }
 
 func (v *verifier) line(line []byte, complete bool) error {
-	seq := v.tree.n
+	seq := v.n
 	if !complete {
 		return v.fail(seq, "torn tail: the final line has no newline (a crash mid-write; the next append seals it)", ErrTampered)
 	}
@@ -211,6 +341,13 @@ func (v *verifier) line(line []byte, complete bool) error {
 		if err != nil {
 			return v.fail(seq, err.Error(), ErrTampered)
 		}
+		switch {
+		case b.start > v.packEnd:
+			return v.fail(seq, fmt.Sprintf("artifact pack: %d bytes at offset %d before this entry's bundle that no entry accounts for", b.start-v.packEnd, v.packEnd), ErrTampered)
+		case b.start < v.packEnd:
+			return v.fail(seq, "artifact bundle overlaps the previous entry's", ErrTampered)
+		}
+		v.packEnd = e.Artifacts
 		if v.buf == nil {
 			v.buf = make([]byte, 256<<10)
 		}
@@ -224,10 +361,23 @@ func (v *verifier) line(line []byte, complete bool) error {
 		}
 		v.rep.Artifacts++
 	}
-	if err := v.tree.add(line); err != nil {
-		return err
+	if e.Kind == KindSeal {
+		v.rep.Sealed = append(v.rep.Sealed, sealOf(seq, e))
+	}
+	if !v.skipTree {
+		if err := v.tree.add(line); err != nil {
+			return err
+		}
+	}
+	v.hash.Write(line)
+	v.hash.Write([]byte{'\n'})
+	if indexedKinds[e.Kind] {
+		v.index = append(v.index, indexRef{e.Kind, seq, v.off})
 	}
 	v.last = e.Hash
+	v.lastOff = v.off
+	v.n++
+	v.off += int64(len(line)) + 1
 	v.rep.Entries++
 	v.rep.LedgerBytes += int64(len(line)) + 1
 	if v.opts.OnEntry != nil {
@@ -253,7 +403,7 @@ func (v *verifier) head() *VerifyError {
 	if err != nil {
 		return v.fail(-1, "head MAC invalid: "+err.Error(), ErrTampered)
 	}
-	n := v.tree.n
+	n := v.n
 	switch {
 	case c.Origin != Origin(v.rep.Session):
 		return v.fail(-1, fmt.Sprintf("head is for another ledger (%q)", c.Origin), ErrTampered)
@@ -262,17 +412,33 @@ func (v *verifier) head() *VerifyError {
 	case c.Size > n:
 		return v.fail(n, fmt.Sprintf("ledger truncated: the signed head covers %d entries, the ledger has %d", c.Size, n), ErrTruncated)
 	}
-	root, err := treeRoot(&v.tree, n)
-	if err != nil {
-		return v.fail(-1, err.Error(), err)
+	if v.skipTree {
+		if n > 0 && c.Last != v.last {
+			return v.fail(-1, "head last hash mismatch: entries differ from what the head signed", ErrTampered)
+		}
+	} else {
+		root, err := treeRoot(&v.tree, n)
+		if err != nil {
+			return v.fail(-1, err.Error(), err)
+		}
+		if root != c.Root {
+			return v.fail(-1, "head root mismatch: entries differ from what the head signed", ErrTampered)
+		}
 	}
-	if root != c.Root {
-		return v.fail(-1, "head root mismatch: entries differ from what the head signed", ErrTampered)
+	if c.End != v.off {
+		return v.fail(-1, fmt.Sprintf("head end offset %d does not match the ledger's %d bytes", c.End, v.off), ErrTampered)
 	}
-	if c.End != v.rep.LedgerBytes {
-		return v.fail(-1, fmt.Sprintf("head end offset %d does not match the ledger's %d bytes", c.End, v.rep.LedgerBytes), ErrTampered)
+	if c.Pack >= 0 && !v.opts.SkipArtifacts && c.Pack != v.packEnd {
+		return v.fail(-1, fmt.Sprintf("head pack offset %d does not match where the entries' bundles end (%d)", c.Pack, v.packEnd), ErrTampered)
 	}
 	return nil
+}
+
+func sealOf(seq int64, e *Entry) Seal {
+	s := Seal{Seq: seq}
+	json.Unmarshal(e.Body, &s) // best effort: the entry's MAC vouches for it
+	s.Seq = seq
+	return s
 }
 
 func (v *verifier) checkpoint(msg []byte) *VerifyError {
@@ -280,7 +446,7 @@ func (v *verifier) checkpoint(msg []byte) *VerifyError {
 	if err != nil {
 		return v.fail(-1, "checkpoint signature invalid: "+err.Error(), ErrTampered)
 	}
-	n := v.tree.n
+	n := v.n
 	switch {
 	case c.Origin != Origin(v.rep.Session):
 		return v.fail(-1, fmt.Sprintf("checkpoint is for another ledger (%q)", c.Origin), ErrTampered)
@@ -301,33 +467,6 @@ func (v *verifier) checkpoint(msg []byte) *VerifyError {
 		return v.fail(-1, fmt.Sprintf("checkpoint inconsistent: the first %d entries were rewritten since the checkpoint", c.Size), ErrTampered)
 	}
 	return nil
-}
-
-// ReadVerified reads the session's ledger and verifies chain, MACs, head
-// and every entry's artifact manifest. It returns the entries only when
-// all of it verifies; otherwise the error is a *VerifyError naming the
-// first bad entry. Artifact contents are not re-hashed here (the gate
-// calls this at every stop): OpenArtifact checks each file it opens, and
-// Verify checks them all. A session with no ledger yields no entries and
-// no error.
-func (l *Ledger) ReadVerified(session string) ([]*Entry, error) {
-	var entries []*Entry
-	rep, err := Verify(l.home, session, VerifyOptions{
-		VerifierKey:   l.keys.vkey,
-		Keys:          l.keys,
-		ManifestsOnly: true,
-		OnEntry:       func(e *Entry) { entries = append(entries, e) },
-	})
-	if errors.Is(err, ErrNoLedger) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !rep.OK {
-		return nil, rep.Failure
-	}
-	return entries, nil
 }
 
 // OpenArtifact opens the named artifact of e after checking the

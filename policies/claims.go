@@ -1,9 +1,10 @@
 package policies
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"regexp/syntax"
 	"strings"
 
@@ -32,14 +33,29 @@ type Claims struct {
 	Types []ClaimRule // in ClaimTypes order
 
 	NegationWindow int
-	Negation       []*regexp.Regexp
-	FutureWindow   int
-	Future         []*regexp.Regexp
-	Temporal       []*regexp.Regexp
+	// Negation cues before a match (same clause, NegationWindow words).
+	Negation *CueSet
+	// NegationAfter cues right after a match (same clause, within
+	// NegationAfterWindow words): languages that negate after the verb
+	// ("Die Tests bestehen nicht", "ne passent pas").
+	NegationAfterWindow int
+	NegationAfter       *CueSet
+	FutureWindow        int
+	Future              *CueSet
+	Temporal            *CueSet
+	// QuestionStarters: a question sentence starting with one of these
+	// is a question throughout; otherwise only its last clause is, and a
+	// claim in an earlier clause stands ("All tests pass, want me to
+	// push?").
+	QuestionStarters *CueSet
+	// QuestionTails begin the interrogative part of a question sentence
+	// that has no clause break before it ("All tests pass now want me
+	// to push?").
+	QuestionTails *CueSet
 
-	WriteTools []*regexp.Regexp // anchored
-	WriteBash  []*regexp.Regexp // against the command with quotes blanked
-	WriteRaw   []*regexp.Regexp // against the raw command
+	WriteTools []*Pattern // anchored
+	WriteBash  []*Pattern // against the command with quotes blanked
+	WriteRaw   []*Pattern // against the raw command
 
 	src Source
 }
@@ -50,10 +66,10 @@ type ClaimRule struct {
 	// Literals, when not nil, are lowercase strings at least one of which
 	// every match of every pattern contains: a sentence whose lowercased
 	// text contains none of them cannot match, and is skipped without
-	// running the patterns.
+	// running the patterns. Each Pattern has its own literals too.
 	Literals []string
-	Patterns []*regexp.Regexp
-	Exclude  []*regexp.Regexp
+	Patterns []*Pattern
+	Exclude  []*Pattern
 	// InQuestions: a match in a question still counts.
 	InQuestions bool
 	// InFuture: a match after a future or conditional cue still counts.
@@ -78,8 +94,8 @@ func (c *Claims) Rule(claim string) *ClaimRule {
 // IsWriteTool reports whether a tool call of that name modifies files
 // whatever its input.
 func (c *Claims) IsWriteTool(tool string) bool {
-	for _, re := range c.WriteTools {
-		if re.MatchString(tool) {
+	for _, p := range c.WriteTools {
+		if p.Regexp().MatchString(tool) {
 			return true
 		}
 	}
@@ -88,14 +104,14 @@ func (c *Claims) IsWriteTool(tool string) bool {
 
 // IsWriteCommand reports whether a Bash command is marked as a write.
 func (c *Claims) IsWriteCommand(cmd string) bool {
-	for _, re := range c.WriteRaw {
-		if re.MatchString(cmd) {
+	for _, p := range c.WriteRaw {
+		if p.Regexp().MatchString(cmd) {
 			return true
 		}
 	}
 	blanked := blankQuotes(cmd)
-	for _, re := range c.WriteBash {
-		if re.MatchString(blanked) {
+	for _, p := range c.WriteBash {
+		if p.Regexp().MatchString(blanked) {
 			return true
 		}
 	}
@@ -146,32 +162,67 @@ func DefaultClaims() (*Claims, error) {
 }
 
 type claimsYAML struct {
-	Version         int   `yaml:"version"`
-	BlockCap        *int  `yaml:"block_cap"`
-	AnomalyMinBytes int64 `yaml:"anomaly_min_bytes"`
-	Negation        struct {
-		Window int      `yaml:"window"`
-		Cues   []string `yaml:"cues"`
-	} `yaml:"negation"`
-	Future struct {
-		Window   int      `yaml:"window"`
-		Cues     []string `yaml:"cues"`
-		Temporal []string `yaml:"temporal"`
-	} `yaml:"future"`
-	Claims []struct {
-		Type        string   `yaml:"type"`
-		Patterns    []string `yaml:"patterns"`
-		Exclude     []string `yaml:"exclude"`
-		InQuestions bool     `yaml:"in_questions"`
-		InFuture    bool     `yaml:"in_future"`
-		Negatable   *bool    `yaml:"negatable"`
-	} `yaml:"claims"`
-	Writes struct {
-		Tools []string `yaml:"tools"`
-		Bash  []string `yaml:"bash"`
-		Raw   []string `yaml:"bash_raw"`
-	} `yaml:"writes"`
+	Version         int           `yaml:"version"`
+	BlockCap        *int          `yaml:"block_cap"`
+	AnomalyMinBytes int64         `yaml:"anomaly_min_bytes"`
+	Negation        negationYAML  `yaml:"negation"`
+	Questions       questionsYAML `yaml:"questions"`
+	Future          futureYAML    `yaml:"future"`
+	Claims          []claimYAML   `yaml:"claims"`
+	Writes          writesYAML    `yaml:"writes"`
 }
+
+type negationYAML struct {
+	Window      int      `yaml:"window"`
+	Cues        []string `yaml:"cues"`
+	AfterWindow int      `yaml:"after_window"`
+	After       []string `yaml:"after"`
+}
+
+type questionsYAML struct {
+	Starters []string `yaml:"starters"`
+	Tails    []string `yaml:"tails"`
+}
+
+type futureYAML struct {
+	Window   int      `yaml:"window"`
+	Cues     []string `yaml:"cues"`
+	Temporal []string `yaml:"temporal"`
+}
+
+type claimYAML struct {
+	Type        string   `yaml:"type"`
+	Patterns    []string `yaml:"patterns"`
+	Exclude     []string `yaml:"exclude"`
+	InQuestions bool     `yaml:"in_questions"`
+	InFuture    bool     `yaml:"in_future"`
+	Negatable   *bool    `yaml:"negatable"`
+}
+
+type writesYAML struct {
+	Tools []string `yaml:"tools"`
+	Bash  []string `yaml:"bash"`
+	Raw   []string `yaml:"bash_raw"`
+}
+
+// decodeClaims decodes claims.yaml. The embedded default, byte for byte
+// (also as `docket init` installs it), is taken from its decoded form in
+// claims_known.go: YAML decoding is most of what loading the lexicon
+// costs.
+func decodeClaims(data []byte) (claimsYAML, error) {
+	if len(data) == defaultClaimsLen {
+		sum := sha256.Sum256(data)
+		if hex.EncodeToString(sum[:]) == defaultClaimsSum {
+			return *decodedDefaultClaims(), nil
+		}
+	}
+	var y claimsYAML
+	err := yaml.UnmarshalWithOptions(data, &y, yaml.Strict())
+	return y, err
+}
+
+func ptrInt(n int) *int    { return &n }
+func ptrBool(b bool) *bool { return &b }
 
 var errClaimsVersion = errors.New("unsupported claims.yaml version (want 1)")
 
@@ -180,8 +231,8 @@ var errClaimsVersion = errors.New("unsupported claims.yaml version (want 1)")
 // errors (*Error); nothing is defaulted from a broken file.
 func ParseClaims(src Source) (*Claims, error) {
 	fail := func(err error) (*Claims, error) { return nil, &Error{Origin: src.Origin, Err: err} }
-	var y claimsYAML
-	if err := yaml.UnmarshalWithOptions(src.Data, &y, yaml.Strict()); err != nil {
+	y, err := decodeClaims(src.Data)
+	if err != nil {
 		return fail(fmt.Errorf("parse: %w", err))
 	}
 	if y.Version != 1 {
@@ -209,14 +260,26 @@ func ParseClaims(src Source) (*Claims, error) {
 	if c.FutureWindow <= 0 {
 		c.FutureWindow = 12
 	}
-	var err error
-	if c.Negation, err = compileCues("negation", y.Negation.Cues); err != nil {
+	c.NegationAfterWindow = y.Negation.AfterWindow
+	if c.NegationAfterWindow <= 0 {
+		c.NegationAfterWindow = 3
+	}
+	if c.Negation, err = newCueSet("negation.cues", y.Negation.Cues, false); err != nil {
 		return fail(err)
 	}
-	if c.Future, err = compileCues("future", y.Future.Cues); err != nil {
+	if c.NegationAfter, err = newCueSet("negation.after", y.Negation.After, false); err != nil {
 		return fail(err)
 	}
-	if c.Temporal, err = compileCues("future.temporal", y.Future.Temporal); err != nil {
+	if c.Future, err = newCueSet("future.cues", y.Future.Cues, false); err != nil {
+		return fail(err)
+	}
+	if c.Temporal, err = newCueSet("future.temporal", y.Future.Temporal, false); err != nil {
+		return fail(err)
+	}
+	if c.QuestionStarters, err = newCueSet("questions.starters", y.Questions.Starters, true); err != nil {
+		return fail(err)
+	}
+	if c.QuestionTails, err = newCueSet("questions.tails", y.Questions.Tails, false); err != nil {
 		return fail(err)
 	}
 	byType := map[string]ClaimRule{}
@@ -234,16 +297,18 @@ func ParseClaims(src Source) (*Claims, error) {
 		if cy.Negatable != nil {
 			r.Negatable = *cy.Negatable
 		}
-		if r.Patterns, err = compileAll(cy.Type+".patterns", cy.Patterns, "(?i)", ""); err != nil {
+		if r.Patterns, err = newPatterns(cy.Type+".patterns", cy.Patterns, "(?i)", "", true); err != nil {
 			return fail(err)
 		}
-		for _, re := range r.Patterns {
-			if hasGroup(re, "n") != hasGroup(re, "m") {
-				return fail(fmt.Errorf("%s: pattern %q: named groups n and m go together", cy.Type, re))
+		r.Literals = []string{}
+		for _, p := range r.Patterns {
+			if p.Literals == nil {
+				r.Literals = nil
+				break
 			}
+			r.Literals = append(r.Literals, p.Literals...)
 		}
-		r.Literals = ruleLiterals(cy.Patterns)
-		if r.Exclude, err = compileAll(cy.Type+".exclude", cy.Exclude, "(?i)", ""); err != nil {
+		if r.Exclude, err = newPatterns(cy.Type+".exclude", cy.Exclude, "(?i)", "", false); err != nil {
 			return fail(err)
 		}
 		byType[cy.Type] = r
@@ -255,13 +320,13 @@ func ParseClaims(src Source) (*Claims, error) {
 		}
 		c.Types = append(c.Types, r)
 	}
-	if c.WriteTools, err = compileAll("writes.tools", y.Writes.Tools, "^(?:", ")$"); err != nil {
+	if c.WriteTools, err = newPatterns("writes.tools", y.Writes.Tools, "^(?:", ")$", false); err != nil {
 		return fail(err)
 	}
-	if c.WriteBash, err = compileAll("writes.bash", y.Writes.Bash, "", ""); err != nil {
+	if c.WriteBash, err = newPatterns("writes.bash", y.Writes.Bash, "", "", false); err != nil {
 		return fail(err)
 	}
-	if c.WriteRaw, err = compileAll("writes.bash_raw", y.Writes.Raw, "", ""); err != nil {
+	if c.WriteRaw, err = newPatterns("writes.bash_raw", y.Writes.Raw, "", "", false); err != nil {
 		return fail(err)
 	}
 	return c, nil
@@ -274,46 +339,6 @@ func isClaimType(t string) bool {
 		}
 	}
 	return false
-}
-
-func hasGroup(re *regexp.Regexp, name string) bool { return re.SubexpIndex(name) >= 0 }
-
-// compileCues compiles cue phrases into regexps matching a whole cue at
-// word boundaries, case-insensitively. A cue starting with a non-letter
-// ("n't", "'ll") matches as a word suffix.
-func compileCues(field string, cues []string) ([]*regexp.Regexp, error) {
-	var out []*regexp.Regexp
-	for i, cue := range cues {
-		cue = strings.TrimSpace(cue)
-		if cue == "" {
-			return nil, fmt.Errorf("%s[%d]: empty cue", field, i)
-		}
-		pre := `\b`
-		if r := cue[0]; !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') || strings.HasPrefix(cue, "n't") {
-			pre = ``
-		}
-		re, err := regexp.Compile(`(?i)` + pre + `(?:` + cue + `)\b`)
-		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
-		}
-		out = append(out, re)
-	}
-	return out, nil
-}
-
-func compileAll(field string, pats []string, pre, post string) ([]*regexp.Regexp, error) {
-	var out []*regexp.Regexp
-	for i, p := range pats {
-		if strings.TrimSpace(p) == "" {
-			return nil, fmt.Errorf("%s[%d]: empty pattern", field, i)
-		}
-		re, err := regexp.Compile(pre + p + post)
-		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
-		}
-		out = append(out, re)
-	}
-	return out, nil
 }
 
 // ruleLiterals returns lowercase literals one of which any match of any

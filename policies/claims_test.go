@@ -176,8 +176,8 @@ func TestRuleLiterals(t *testing.T) {
 	for _, r := range c.Types {
 		for _, s := range samples {
 			matched := false
-			for _, re := range r.Patterns {
-				if re.MatchString(s) {
+			for _, p := range r.Patterns {
+				if p.Regexp().MatchString(s) {
 					matched = true
 				}
 			}

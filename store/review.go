@@ -21,6 +21,9 @@ const (
 	ActEscalate      = "escalate"
 )
 
+// Behaviors are what an instruction-grade memory may require of a judge.
+var Behaviors = []string{"allow", "block", "revise", "escalate", "human_review"}
+
 // ReviewActions lists every review action.
 var ReviewActions = []string{ActConfirm, ActEdit, ActEvidenceOnly, ActRestrictScope, ActMarkStale, ActMerge, ActReject, ActDispute, ActSupersede, ActEscalate}
 
@@ -36,6 +39,11 @@ type ReviewAction struct {
 	// Summary and Content replace the memory's text (edit).
 	Summary string `json:"summary,omitempty"`
 	Content string `json:"content,omitempty"`
+	// Behavior sets what an instruction-grade memory asks of the judge
+	// (edit, confirm): allow | block | revise | escalate | human_review.
+	// A lesson starts with the outcome of the decision it came from; the
+	// reviewer decides what it should require.
+	Behavior string `json:"behavior,omitempty"`
 	// Visibility and Project narrow the scope (restrict_scope).
 	Visibility Visibility `json:"visibility,omitempty"`
 	Project    string     `json:"project,omitempty"`
@@ -66,8 +74,8 @@ func ValidateReview(a ReviewAction) error {
 			return invalid("as", "confirm grants can_use_as_instruction or can_use_as_evidence")
 		}
 	case ActEdit:
-		if strings.TrimSpace(a.Summary) == "" && strings.TrimSpace(a.Content) == "" {
-			return invalid("summary", "edit needs a new summary or content")
+		if strings.TrimSpace(a.Summary) == "" && strings.TrimSpace(a.Content) == "" && a.Behavior == "" {
+			return invalid("summary", "edit needs a new summary, content or behavior")
 		}
 	case ActRestrictScope:
 		if a.Visibility == "" && a.Project == "" {
@@ -79,6 +87,14 @@ func ValidateReview(a ReviewAction) error {
 	case ActMerge, ActSupersede:
 		if a.Other == "" {
 			return invalid("other", "%s needs the other memory's id", a.Action)
+		}
+	}
+	if a.Behavior != "" {
+		if !slices.Contains(Behaviors, a.Behavior) {
+			return invalid("behavior", "one of %s", strings.Join(Behaviors, ", "))
+		}
+		if a.Action != ActEdit && a.Action != ActConfirm {
+			return invalid("behavior", "only edit and confirm set a behavior")
 		}
 	}
 	if a.Other != "" && a.Other == a.ID {
@@ -167,6 +183,10 @@ func ApplyReview(m Memory, item *ReviewItem, other *Memory, a ReviewAction, now 
 		m.UsePolicy = use
 		m.UseReason = "confirmed by " + a.Actor
 		detail = join("use_policy="+string(use), a.Note)
+		if a.Behavior != "" && a.Behavior != m.Behavior {
+			detail = join(fmt.Sprintf("behavior %s -> %s", behavior(m.Behavior), a.Behavior), detail)
+			m.Behavior = a.Behavior
+		}
 	case ActEdit:
 		resolve = false
 		if s := strings.TrimSpace(a.Summary); s != "" {
@@ -176,6 +196,10 @@ func ApplyReview(m Memory, item *ReviewItem, other *Memory, a ReviewAction, now 
 		if c := strings.TrimSpace(a.Content); c != "" {
 			detail = join("content replaced", detail)
 			m.Content = c
+		}
+		if a.Behavior != "" && a.Behavior != m.Behavior {
+			detail = join(fmt.Sprintf("behavior %s -> %s", behavior(m.Behavior), a.Behavior), detail)
+			m.Behavior = a.Behavior
 		}
 	case ActEvidenceOnly:
 		if m.Provenance.Status == Disputed {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -211,6 +213,11 @@ func PlanWrite(d Decision, now time.Time) (WritePlan, error) {
 			if human {
 				m.Provenance.CreatedBy = "user"
 			}
+			if k.instruction {
+				// the same lesson from the next identical decision
+				// reinforces this one instead of queueing again
+				m.PatternKey = LessonPatternKey(d.Workspace, d.Project, k.name, string(d.Decision), text)
+			}
 			evidenceOnly := !human && status == Observed && !k.instruction && k.name != "open_questions" &&
 				!d.MemoryToWrite.Provenance.RequiresReview && conf >= LowConfidence
 			if evidenceOnly {
@@ -247,6 +254,46 @@ func PlanWrite(d Decision, now time.Time) (WritePlan, error) {
 	}
 	p.Decision = d
 	return p, nil
+}
+
+// LessonPatternKey identifies a lesson candidate: the same text, kind,
+// outcome and scope is the same lesson.
+func LessonPatternKey(workspace, project, kind, outcome, text string) string {
+	sum := sha256.Sum256([]byte(workspace + "\x1f" + project + "\x1f" + kind + "\x1f" + outcome + "\x1f" + text))
+	return "l1:" + hex.EncodeToString(sum[:12])
+}
+
+// Dedupe drops from p the lesson memories (and their review items) that
+// repeat an existing one; existing returns the active memory with a
+// pattern key, or false. Each repeat is returned as the existing memory
+// to reinforce (one more occurrence), and the result names it.
+func (p *WritePlan) Dedupe(existing func(patternKey string) (Memory, bool)) []Memory {
+	var again []Memory
+	keep := p.Memories[:0]
+	drop := map[string]bool{}
+	for _, m := range p.Memories {
+		if m.PatternKey != "" {
+			if o, ok := existing(m.PatternKey); ok {
+				o.Occurrences++
+				if m.Freshness.CreatedAt.After(o.Freshness.LastSeenAt) {
+					o.Freshness.LastSeenAt = m.Freshness.CreatedAt
+				}
+				again = append(again, o)
+				drop[m.ID] = true
+				continue
+			}
+		}
+		keep = append(keep, m)
+	}
+	p.Memories = keep
+	items := p.Review[:0]
+	for _, it := range p.Review {
+		if !drop[it.MemoryID] {
+			items = append(items, it)
+		}
+	}
+	p.Review = items
+	return again
 }
 
 // summarize is the first line of text, cut at 160 characters.

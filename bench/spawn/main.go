@@ -1,9 +1,12 @@
 // Command spawn times whole processes side by side: each command runs -n
 // times, round-robin, with the same stdin file, and the report gives each
 // one's median and p90 wall time and its ratio to the first (the
-// baseline). Interleaving the runs spreads the machine's noise evenly.
+// baseline). Interleaving the runs spreads the machine's noise evenly. A
+// command whose first word is "<FILE" reads FILE on stdin instead of
+// -stdin.
 //
 //	spawn -n 200 -stdin payload.json -- ./noop -- ./bin/docket-ledger -- python3 hook.py
+//	spawn -n 200 -- '<ledger.json' ./noop -- '<ledger.json' ./bin/docket-ledger -- '<stop.json' ./bin/docket-gate
 package main
 
 import (
@@ -40,10 +43,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: spawn [-n N] [-stdin FILE] -- CMD ARGS... [-- CMD ARGS...]")
 		os.Exit(2)
 	}
+	stdins := make([]string, len(cmds))
+	for j, c := range cmds {
+		stdins[j] = *stdin
+		if f, ok := strings.CutPrefix(c[0], "<"); ok && len(c) > 1 {
+			stdins[j], cmds[j] = f, c[1:]
+		}
+	}
 	times := make([][]time.Duration, len(cmds))
 	for i := 0; i < *n; i++ {
 		for j, c := range cmds {
-			d, err := runOnce(c, *stdin, *allowFail)
+			d, err := runOnce(c, stdins[j], *allowFail)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "spawn: %s: %v\n", strings.Join(c, " "), err)
 				os.Exit(1)

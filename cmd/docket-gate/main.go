@@ -25,8 +25,10 @@ const usage = `usage: docket-gate [--runtime claude] [--timeout 30s]
 
 Reads one Stop or SubagentStop payload on stdin. The final message is
 last_assistant_message when the payload has it, else the last assistant
-message of the transcript (agent_transcript_path for SubagentStop). Every
-claim in it (done, fixed, tests_pass, shipped, blocked, delegation; lexicon
+message of the transcript (agent_transcript_path for SubagentStop); the
+turn's earlier assistant messages come from the transcript. After a block,
+only what follows the blocked text is judged. Every claim in them (done,
+fixed, tests_pass, shipped, blocked, delegation; lexicon
 in $DOCKET_HOME/policies/claims.yaml) needs a validator_pass in the
 session's verified ledger from a validator that
 $DOCKET_HOME/policies/claim_binding.yaml allows for the claim, made inside

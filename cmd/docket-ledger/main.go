@@ -68,6 +68,8 @@ func run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer)
 	if ev.Name != hooks.PostToolUse && ev.Name != hooks.PostToolUseFailure {
 		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure", ev.RawName)
 	}
+	// A Codex shell result carries no exit status; its rollout does.
+	hooks.ResolveExit(ev)
 	if !home.ValidSessionID(ev.SessionID) {
 		return fmt.Errorf("session_id %q cannot name a ledger", ev.SessionID)
 	}
@@ -94,7 +96,10 @@ const maxErrorInBody = 500
 // record turns a tool-result event into a ledger record: a tool_call or
 // tool_failure entry whose artifacts are the raw payload, the tool input
 // and response, stdout and stderr when the response has them, the error
-// text and the working directory.
+// text and the working directory. The body says whether the call failed,
+// its tool_kind, its exit code when known and exit_unknown when the
+// runtime did not say (a Codex shell call whose rollout has no record
+// of it).
 func record(ev *hooks.Event, payload []byte) ledger.Record {
 	kind := ledger.KindToolCall
 	if ev.Failed {
@@ -123,6 +128,19 @@ func record(ev *hooks.Event, payload []byte) ledger.Record {
 		add("cwd", ev.Cwd)
 	}
 	body := map[string]any{"failed": ev.Failed}
+	// tool_kind is what the call did in docket's vocabulary (shell,
+	// file_write, file_edit, patch, read, search, fetch, mcp, other), so
+	// the gate reasons about kinds rather than each runtime's tool names.
+	if k := ev.Kind(); k != "" {
+		body["tool_kind"] = string(k)
+	}
+	if ev.ExitUnknown {
+		// the runtime said nothing about how the call ended: not a success
+		body["exit_unknown"] = true
+	}
+	if ev.ToolUseIDDerived {
+		body["tool_use_id_derived"] = true
+	}
 	if ev.Cwd != "" {
 		body["cwd"] = ev.Cwd
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
@@ -21,8 +22,9 @@ Creates the state root ($DOCKET_HOME, else $XDG_STATE_HOME/docket, else
 ~/.local/state/docket): the HMAC key and the Ed25519 checkpoint key
 (mode 0400, never overwritten), the checkpoint verifier key
 (keys/checkpoint.vkey, printed), the default policies and validator
-definitions (installed read-only; existing files are kept).
-Running it again changes nothing.
+definitions (installed read-only; existing files are kept), and the
+approval of those defaults (see 'docket policy'). Running it again
+changes nothing.
 
 Exit codes: 0 ready, 1 could not create the state root.
 `
@@ -72,6 +74,19 @@ func runInit(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 		if ok {
 			created = append(created, path)
 		}
+	}
+	// the defaults just installed are the approved policy; files that
+	// differ from them wait for a human's `docket policy approve`
+	switch a, changes, _, err := policies.Status(h); {
+	case err != nil:
+		fmt.Fprintf(stderr, "docket: warning: policy approval: %v\n", err)
+	case a == nil && len(changes) == 0:
+		if _, err := policies.Approve(h, "docket init", time.Now()); err != nil {
+			return err
+		}
+		created = append(created, policies.ApprovalPath(h))
+	case len(changes) > 0:
+		fmt.Fprintf(stderr, "docket: warning: the policy files differ from the approved ones (%s); review them with 'docket policy approve'\n", changes[0])
 	}
 	fmt.Fprintf(stdout, "state root: %s\n", h.Root)
 	if len(created) == 0 {

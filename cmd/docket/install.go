@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/docket/docket/hooks"
@@ -16,7 +17,7 @@ import (
 	"github.com/docket/docket/policies"
 )
 
-const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR]
+const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR] [--trust-project]
 
 Merges docket's hook entries into the runtime's settings file:
 PreToolUse → docket-judge, PostToolUse and PostToolUseFailure →
@@ -34,6 +35,17 @@ and hook in the file is kept; the old file is kept beside it as
   --dry-run    print the change as a diff and write nothing
   --bin DIR    where docket-judge, docket-ledger and docket-gate are
                (default: the directory of this docket executable)
+  --trust-project
+               codex only: also mark the project trusted in Codex's
+               config.toml (Codex runs no project hook until it is)
+
+Codex CLI runs a hook only once it is trusted: for --runtime codex,
+install also writes, in one marked block of $CODEX_HOME/config.toml
+(~/.codex/config.toml), the trusted_hash of each of docket's entries
+(computed as Codex computes it) and the state root as a writable root of
+the workspace-write sandbox (so 'docket validate' can record evidence
+there). What it cannot write without changing the user's own tables it
+prints, with the exact lines. uninstall removes the block.
 
 Settings files:
   claude  ~/.claude/settings.json  .claude/settings.json  .claude/settings.local.json
@@ -51,8 +63,8 @@ func init() {
 
 // wiringFlags are the flags install and uninstall share.
 type wiringFlags struct {
-	runtime, scope, bin string
-	dryRun              bool
+	runtime, scope, bin  string
+	dryRun, trustProject bool
 }
 
 func (f *wiringFlags) register(fs *flag.FlagSet, withBin bool) {
@@ -61,6 +73,7 @@ func (f *wiringFlags) register(fs *flag.FlagSet, withBin bool) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "")
 	if withBin {
 		fs.StringVar(&f.bin, "bin", "", "")
+		fs.BoolVar(&f.trustProject, "trust-project", false, "")
 	}
 }
 
@@ -112,6 +125,9 @@ func runInstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	if f.trustProject && (o.Runtime != hooks.Codex || o.Scope != install.Project) {
+		return usageError("--trust-project is for --runtime codex --scope project", "")
+	}
 	if f.bin == "" {
 		if f.bin, err = install.DefaultBinDir(); err != nil {
 			return err
@@ -138,18 +154,71 @@ func runInstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Sprintf("already wired: %s", c.Path)); err != nil {
 		return err
 	}
-	if note := runtimeNote(o); note != "" && !f.dryRun {
-		fmt.Fprintln(stderr, "docket: note: "+note)
+	var notes []string
+	switch o.Runtime {
+	case hooks.Codex:
+		if notes, err = codexConfig(o, c, f.trustProject, false, f.dryRun, stdout); err != nil {
+			return err
+		}
+	case hooks.Gemini:
+		notes = install.GeminiNotes(c.New)
+	}
+	if note := runtimeNote(o); note != "" {
+		notes = append(notes, note)
+	}
+	if !f.dryRun {
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "docket: note: "+n)
+		}
 	}
 	return nil
+}
+
+// codexConfig brings docket's block in Codex's config.toml in line with
+// the hooks.json files as c leaves them: trust for each of docket's hook
+// entries, the project's trust when asked, the state root writable in
+// the workspace-write sandbox. It returns what the user must still do.
+func codexConfig(o install.Options, c *install.Change, trustProject, uninstall, dryRun bool, stdout io.Writer) ([]string, error) {
+	co := install.CodexOptions{
+		ConfigPath: install.CodexConfigPath(o.HomeDir),
+		Hooks:      install.CodexFiles(o.HomeDir, o.ProjectDir, c),
+	}
+	if o.Scope == install.Project {
+		co.ProjectDir, co.TrustProject = o.ProjectDir, trustProject
+		if uninstall {
+			co.DropProject = install.CodexProjectDir(o.ProjectDir)
+		}
+	}
+	if h, err := home.Resolve(); err == nil {
+		co.StateRoot = h.Root
+	}
+	p, err := install.PlanCodexConfig(co)
+	if err != nil {
+		return nil, err
+	}
+	done, nothing := "updated Codex's hook trust in "+p.Change.Path, "Codex already trusts docket's hooks: "+p.Change.Path
+	if uninstall {
+		done, nothing = "updated docket's trust block in "+p.Change.Path, "no docket trust block to change in "+p.Change.Path
+	}
+	if err := applyChange(p.Change, dryRun, stdout, done, nothing); err != nil {
+		return nil, err
+	}
+	notes := p.Notes
+	if o.Scope == install.Project && !trustProject && !uninstall && len(c.New) > 0 {
+		probs, _, _ := install.CodexProblems(co.ConfigPath, c.Path, c.New, co.ProjectDir, "")
+		for _, pr := range probs {
+			if strings.HasPrefix(pr, "project ") {
+				notes = append(notes, pr+"; trust it in codex when asked, or run 'docket install --runtime codex --trust-project'")
+			}
+		}
+	}
+	return notes, nil
 }
 
 // runtimeNote is what a user must still do for the runtime to run the
 // hooks docket wired.
 func runtimeNote(o install.Options) string {
 	switch {
-	case o.Runtime == hooks.Codex && o.Scope == install.Project:
-		return "Codex CLI runs a project's .codex/hooks.json only once the project is trusted"
 	case o.Runtime == hooks.Cursor:
 		return "Cursor's stop hook carries no final message, so the gate cannot read the agent's claims there and blocks the stop until loop_limit; judge and ledger work as wired"
 	case o.Runtime == hooks.Claude && o.Scope != install.User:

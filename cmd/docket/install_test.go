@@ -146,3 +146,97 @@ func TestDoctorCommand(t *testing.T) {
 		t.Errorf("doctor after init and install: exit %d\n%s", code, out)
 	}
 }
+
+// docket install --runtime codex trusts docket's hooks in Codex's
+// config.toml (and the state root as a sandbox writable root), doctor
+// then passes the Codex check, and uninstall takes out exactly what
+// install wrote, scope by scope.
+func TestInstallCodexTrust(t *testing.T) {
+	homeDir, project, bin := wiringSandbox(t)
+	cfg := filepath.Join(homeDir, ".codex", "config.toml")
+	userCfg := "model = \"gpt-5.5\"\n"
+	os.MkdirAll(filepath.Dir(cfg), 0o700)
+	os.WriteFile(cfg, []byte(userCfg), 0o600)
+	if code, out, errs := runCLI("init"); code != 0 {
+		t.Fatalf("init: %d %s%s", code, out, errs)
+	}
+
+	code, out, errs := runCLI("install", "--runtime", "codex", "--bin", bin)
+	if code != 0 || !strings.Contains(out, "updated Codex's hook trust in "+cfg) {
+		t.Fatalf("install: %d\n%s%s", code, out, errs)
+	}
+	// the project's own trust is the user's: said, not written
+	if !strings.Contains(errs, "is not trusted") || !strings.Contains(errs, "--trust-project") {
+		t.Errorf("no note about the project's trust: %s", errs)
+	}
+	b, _ := os.ReadFile(cfg)
+	if !strings.HasPrefix(string(b), userCfg) || strings.Count(string(b), "trusted_hash = ") != 4 ||
+		!strings.Contains(string(b), "writable_roots = [") || strings.Contains(string(b), "[projects.") {
+		t.Fatalf("config.toml:\n%s", b)
+	}
+	code, out, _ = runCLI("doctor")
+	if code != 1 || !strings.Contains(out, "FAIL  codex-trust") || !strings.Contains(out, "is not trusted") {
+		t.Errorf("doctor before the project is trusted: %d\n%s", code, out)
+	}
+	code, out, errs = runCLI("install", "--runtime", "codex", "--bin", bin, "--trust-project")
+	if code != 0 || !strings.Contains(out, "already wired") || strings.Contains(errs, "is not trusted") {
+		t.Fatalf("install --trust-project: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI("doctor")
+	if code != 0 || !strings.Contains(out, "OK    codex-trust") {
+		t.Errorf("doctor after install: %d\n%s", code, out)
+	}
+	b1, _ := os.ReadFile(cfg)
+	code, out, _ = runCLI("install", "--runtime", "codex", "--bin", bin)
+	if b2, _ := os.ReadFile(cfg); code != 0 || string(b2) != string(b1) || !strings.Contains(out, "Codex already trusts") {
+		t.Errorf("second install changed config.toml: %d %s", code, out)
+	}
+
+	// the user scope too; uninstalling the project keeps the user's trust
+	if code, out, errs := runCLI("install", "--runtime", "codex", "--scope", "user", "--bin", bin); code != 0 {
+		t.Fatalf("user install: %d %s%s", code, out, errs)
+	}
+	b, _ = os.ReadFile(cfg)
+	if strings.Count(string(b), "trusted_hash = ") != 8 || strings.Count(string(b), "# >>> docket") != 1 || !strings.Contains(string(b), "[projects.") {
+		t.Fatalf("both scopes:\n%s", b)
+	}
+	if code, out, errs := runCLI("uninstall", "--runtime", "codex"); code != 0 {
+		t.Fatalf("uninstall: %d %s%s", code, out, errs)
+	}
+	b, _ = os.ReadFile(cfg)
+	if strings.Count(string(b), "trusted_hash = ") != 4 || strings.Contains(string(b), project) {
+		t.Fatalf("after project uninstall:\n%s", b)
+	}
+	if code, out, errs := runCLI("uninstall", "--runtime", "codex", "--scope", "user"); code != 0 {
+		t.Fatalf("uninstall: %d %s%s", code, out, errs)
+	}
+	if b, _ = os.ReadFile(cfg); string(b) != userCfg {
+		t.Errorf("after uninstall %q, want %q", b, userCfg)
+	}
+	for _, args := range [][]string{{"--runtime", "claude"}, {"--runtime", "codex", "--scope", "user"}} {
+		if code, _, errs := runCLI(append(append([]string{"install", "--bin", bin}, args...), "--trust-project")...); code != 2 || !strings.Contains(errs, "--trust-project is for") {
+			t.Errorf("%v --trust-project: %d %s", args, code, errs)
+		}
+	}
+}
+
+// Gemini CLI's switch is hooksConfig: install says when it keeps docket's
+// hooks from running, and leaves the user's setting alone.
+func TestInstallGeminiSwitch(t *testing.T) {
+	_, project, bin := wiringSandbox(t)
+	settings := filepath.Join(project, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte(`{"hooksConfig": {"enabled": false, "disabled": ["docket-gate"]}}`), 0o600)
+	code, out, errs := runCLI("install", "--runtime", "gemini", "--bin", bin)
+	if code != 0 || !strings.Contains(errs, "hooksConfig.enabled is false") || !strings.Contains(errs, `hooksConfig.disabled lists "docket-gate"`) {
+		t.Fatalf("install: %d\n%s%s", code, out, errs)
+	}
+	b, _ := os.ReadFile(settings)
+	if !strings.Contains(string(b), `"enabled": false`) {
+		t.Errorf("install changed the user's switch:\n%s", b)
+	}
+	os.WriteFile(settings, []byte(`{}`), 0o600)
+	if code, _, errs := runCLI("install", "--runtime", "gemini", "--bin", bin); code != 0 || strings.Contains(errs, "hooksConfig") {
+		t.Errorf("install with hooks on: %d %s", code, errs)
+	}
+}

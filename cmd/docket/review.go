@@ -21,8 +21,8 @@ import (
 
 const reviewUsage = `usage: docket review [list] [--status pending|escalated|resolved] [--limit N] [--json]
        docket review show ID [--json]
-       docket review confirm ID [--as instruction|evidence]
-       docket review edit ID [--summary TEXT] [--content TEXT]
+       docket review confirm ID [--as instruction|evidence] [--behavior B]
+       docket review edit ID [--summary TEXT] [--content TEXT] [--behavior B]
        docket review evidence_only ID
        docket review restrict_scope ID [--visibility personal|project|workspace] [--project P]
        docket review mark_stale ID
@@ -40,6 +40,10 @@ doubt use evidence_only. Every action is recorded with --by (default: the
 login name) and shown by 'docket inspect'.
 
 Flags for actions:
+  --behavior B  what an instruction-grade memory requires of the judge:
+                allow, block, revise, escalate or human_review (a lesson
+                starts with its source decision's outcome; an allow never
+                relaxes the built-in protections or a policy rule)
   --by NAME     the reviewer (default: $USER)
   --note TEXT   why, kept in the memory's history
 
@@ -117,6 +121,7 @@ func runReview(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	var (
 		asJSON                                 bool
 		status, as, by, note, summary, content string
+		behavior                               string
 		visibility, project, into, with        string
 		limit                                  int
 	)
@@ -128,6 +133,7 @@ func runReview(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	fs.StringVar(&note, "note", "", "")
 	fs.StringVar(&summary, "summary", "", "")
 	fs.StringVar(&content, "content", "", "")
+	fs.StringVar(&behavior, "behavior", "", "")
 	fs.StringVar(&visibility, "visibility", "", "")
 	fs.StringVar(&project, "project", "", "")
 	fs.StringVar(&into, "into", "", "")
@@ -152,6 +158,10 @@ func runReview(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return usageError("supersede needs --with NEWER", "NEWER is the memory that replaces this one")
 	case into != "" && sub != store.ActMerge, with != "" && sub != store.ActSupersede && sub != store.ActDispute:
 		return usageError("--into goes with merge, --with with supersede and dispute", "")
+	case behavior != "" && sub != store.ActConfirm && sub != store.ActEdit:
+		return usageError("--behavior goes with confirm and edit", "")
+	case behavior != "" && !slices.Contains(store.Behaviors, behavior):
+		return usageError("--behavior is one of "+strings.Join(store.Behaviors, ", "), "")
 	case as != "" && sub != store.ActConfirm:
 		return usageError("--as goes with confirm", "")
 	case as != "" && as != "instruction" && as != "evidence":
@@ -174,7 +184,7 @@ func runReview(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	case "show":
 		return showReview(ctx, s, stdout, pos[0], asJSON)
 	}
-	a := store.ReviewAction{ID: pos[0], Action: sub, Actor: by, Note: note, Summary: summary, Content: content,
+	a := store.ReviewAction{ID: pos[0], Action: sub, Actor: by, Note: note, Summary: summary, Content: content, Behavior: behavior,
 		Visibility: store.Visibility(visibility), Project: project, Other: into + with}
 	switch as {
 	case "instruction":
@@ -280,7 +290,7 @@ func showReview(ctx context.Context, s store.Store, w io.Writer, id string, asJS
 	}
 	if m.UsePolicy != store.Instruction {
 		fmt.Fprintln(w, "if confirmed as instruction:")
-		fmt.Fprintf(w, "  - a policy hit requiring %q on matching actions in %s\n", behaviorOrRevise(m.Behavior), scopeText(m.Scope))
+		fmt.Fprintf(w, "  - a policy hit requiring %q on matching actions in %s (change it with --behavior)\n", behaviorOrRevise(m.Behavior), scopeText(m.Scope))
 	}
 	return nil
 }

@@ -34,12 +34,16 @@ func docket(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-func seedLesson(t *testing.T, s store.Store, key string) store.WriteResult {
+func seedLesson(t *testing.T, s store.Store, key string, text ...string) store.WriteResult {
 	t.Helper()
+	lesson := "Run go test ./... before any deploy"
+	if len(text) > 0 {
+		lesson = text[0]
+	}
 	r, err := s.WriteDecision(context.Background(), store.Decision{
 		Workspace: "ws", ActionID: "a-" + key, IdempotencyKey: key, Decision: store.Block,
 		ReasoningSummary: "deploy without tests", Judge: store.Judge{Kind: "llm"}, ToolName: "Bash",
-		MemoryToWrite: store.MemoryToWrite{Lessons: []string{"Run go test ./... before any deploy"}},
+		MemoryToWrite: store.MemoryToWrite{Lessons: []string{lesson}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -88,11 +92,24 @@ func TestReviewCommand(t *testing.T) {
 		t.Fatalf("after evidence_only: %s %v", m.UsePolicy, err)
 	}
 	// Confirm a second lesson as instruction through the CLI, JSON output.
-	r2 := seedLesson(t, s, "k2")
-	out, _, code = docket(t, "review", "confirm", r2.Memories[0], "--as", "instruction", "--json")
+	r2 := seedLesson(t, s, "k2", "Ask before deploying on a Friday")
+	out, _, code = docket(t, "review", "confirm", r2.Memories[0], "--as", "instruction", "--behavior", "escalate", "--json")
 	var got struct{ Memory store.Memory }
-	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Memory.UsePolicy != store.Instruction || got.Memory.ConfirmedBy != "ana" {
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Memory.UsePolicy != store.Instruction || got.Memory.ConfirmedBy != "ana" || got.Memory.Behavior != "escalate" {
 		t.Fatalf("confirm --json (exit %d): %s", code, out)
+	}
+	// edit changes what a confirmed lesson requires
+	if _, errs, code := docket(t, "review", "edit", r2.Memories[0], "--behavior", "sometimes"); code != 2 || !strings.Contains(errs, "--behavior is one of") {
+		t.Errorf("edit --behavior sometimes: exit %d %q", code, errs)
+	}
+	if _, errs, code := docket(t, "review", "reject", r2.Memories[0], "--behavior", "block"); code != 2 || !strings.Contains(errs, "--behavior goes with") {
+		t.Errorf("reject --behavior: exit %d %q", code, errs)
+	}
+	if _, errs, code := docket(t, "review", "edit", r2.Memories[0], "--behavior", "block"); code != 0 {
+		t.Errorf("edit --behavior block: exit %d %q", code, errs)
+	}
+	if m, err := s.GetMemory(context.Background(), r2.Memories[0]); err != nil || m.Behavior != "block" {
+		t.Errorf("after edit: behavior %q (%v)", m.Behavior, err)
 	}
 	out, _, _ = docket(t, "review", "list")
 	if !strings.Contains(out, "review queue is empty") {

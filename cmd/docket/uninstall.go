@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/install"
 )
 
@@ -15,7 +16,9 @@ const uninstallUsage = `usage: docket uninstall [--runtime claude|codex|gemini|c
 Removes docket's hook entries from the runtime's settings file: every
 handler whose command runs docket-judge, docket-ledger or docket-gate,
 and the groups and event lists that held nothing else. Everything else
-is kept; the old file is kept beside it as <file>.docket-bak.
+is kept; the old file is kept beside it as <file>.docket-bak. For
+--runtime codex it also takes docket's block out of Codex's config.toml,
+or keeps in it only the trust the other scope's hooks still need.
 
   --runtime R  claude (default), codex, gemini or cursor
   --scope S    project (default), user, or local (Claude Code only)
@@ -49,7 +52,22 @@ func runUninstall(_ context.Context, args []string, _ io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	return applyChange(c, f.dryRun, stdout,
+	if err := applyChange(c, f.dryRun, stdout,
 		fmt.Sprintf("removed %d docket hook(s) from %s", c.Removed, c.Path),
-		fmt.Sprintf("no docket hooks in %s", c.Path))
+		fmt.Sprintf("no docket hooks in %s", c.Path)); err != nil {
+		return err
+	}
+	if o.Runtime == hooks.Codex {
+		// the trust block keeps only what the remaining hooks.json need
+		notes, err := codexConfig(o, c, false, true, f.dryRun, stdout)
+		if err != nil {
+			return err
+		}
+		for _, n := range notes {
+			if !f.dryRun {
+				fmt.Fprintln(stderr, "docket: note: "+n)
+			}
+		}
+	}
+	return nil
 }

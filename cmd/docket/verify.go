@@ -14,7 +14,7 @@ import (
 	"github.com/docket/docket/ledger"
 )
 
-const verifyUsage = `usage: docket verify [--session S | --all] [--checkpoint FILE] [--vkey FILE] [--dir DIR] [--json]
+const verifyUsage = `usage: docket verify [--session S | --all] [--checkpoint FILE] [--vkey FILE] [--dir DIR] [--accept-sealed] [--json]
        docket verify --proof FILE [--vkey FILE]
 
 Verifies ledgers: each entry's encoding, seq, session, hash chain and HMAC,
@@ -24,6 +24,12 @@ another machine (--dir or $DOCKET_HOME): without the HMAC key it checks
 everything else with the public verifier key and says what it could not
 check. --proof checks an inclusion proof from 'docket prove' offline.
 
+Without --session it also takes an inventory of the state root: every
+session the signed session index (ledger/.sessions) lists or any file
+names (head, tree, artifact pack, run/cwd) must still have its ledger, and
+every ledger must be in the index. A seal entry (bytes found after the last
+valid entry or bundle, set aside by the next append) is a finding too.
+
 Flags:
   --session S        verify one session (default: all sessions)
   --all              verify every session
@@ -31,6 +37,7 @@ Flags:
   --vkey FILE        checkpoint verifier key (default: keys/checkpoint.vkey)
   --dir DIR          state root to verify (default: $DOCKET_HOME)
   --no-artifacts     skip artifact digests
+  --accept-sealed    do not count seal entries as findings
   --json             print a JSON report
 
 Exit codes: 0 intact, 1 tampered or inconsistent (the first bad entry and
@@ -42,8 +49,8 @@ func init() {
 }
 
 type verifyFlags struct {
-	session, checkpoint, vkey, dir, proof string
-	all, asJSON, noArtifacts              bool
+	session, checkpoint, vkey, dir, proof  string
+	all, asJSON, noArtifacts, acceptSealed bool
 }
 
 func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -59,6 +66,7 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.StringVar(&f.proof, "proof", "", "")
 	fs.BoolVar(&f.asJSON, "json", false, "")
 	fs.BoolVar(&f.noArtifacts, "no-artifacts", false, "")
+	fs.BoolVar(&f.acceptSealed, "accept-sealed", false, "")
 	if err := fs.Parse(args); err != nil {
 		return exitCode(2, nil)
 	}
@@ -85,7 +93,7 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if f.proof != "" {
 		return checkProof(f.proof, vkey, f.asJSON, stdout)
 	}
-	opts := ledger.VerifyOptions{VerifierKey: vkey, SkipArtifacts: f.noArtifacts, Progress: stderr}
+	opts := ledger.VerifyOptions{VerifierKey: vkey, SkipArtifacts: f.noArtifacts, AcceptSealed: f.acceptSealed, Progress: stderr}
 	if keys, err := ledger.LoadKeys(h); err == nil {
 		opts.Keys = keys
 	}
@@ -95,13 +103,22 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 		}
 	}
 	sessions := []string{f.session}
+	var findings []ledger.Finding
 	if f.session == "" {
-		if sessions, err = ledger.Sessions(h); err != nil {
+		inv, err := ledger.TakeInventory(h, opts.Keys)
+		if err != nil {
 			return exitCode(2, err)
+		}
+		findings = inv.Findings()
+		sessions = nil
+		for _, s := range inv.Sessions {
+			if s.Ledger {
+				sessions = append(sessions, s.Session)
+			}
 		}
 	}
 	var reports []*ledger.Report
-	ok := true
+	ok := len(findings) == 0
 	for _, s := range sessions {
 		rep, err := ledger.Verify(h, s, opts)
 		if err != nil {
@@ -113,16 +130,31 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"ok": ok, "sessions": reports}); err != nil {
+		out := map[string]any{"ok": ok, "sessions": reports}
+		if len(findings) > 0 {
+			out["findings"] = findings
+		}
+		if err := enc.Encode(out); err != nil {
 			return err
 		}
 	} else {
+		printFindings(stdout, findings)
 		printReports(stdout, reports)
 	}
 	if !ok {
 		return exitCode(1, nil)
 	}
 	return nil
+}
+
+func printFindings(w io.Writer, findings []ledger.Finding) {
+	for _, f := range findings {
+		if f.Session != "" {
+			fmt.Fprintf(w, "FAIL  %s  %s\n", f.Session, f.Reason)
+		} else {
+			fmt.Fprintf(w, "FAIL  %s\n", f.Reason)
+		}
+	}
 }
 
 func printReports(w io.Writer, reports []*ledger.Report) {
@@ -132,7 +164,11 @@ func printReports(w io.Writer, reports []*ledger.Report) {
 	}
 	for _, r := range reports {
 		if r.OK {
-			fmt.Fprintf(w, "ok    %s  %d entries, %d artifact sets (%d bytes)\n", r.Session, r.Entries, r.Artifacts, r.ArtifactBytes)
+			sealed := ""
+			if len(r.Sealed) > 0 {
+				sealed = fmt.Sprintf(", %d sealed (accepted)", len(r.Sealed))
+			}
+			fmt.Fprintf(w, "ok    %s  %d entries, %d artifact sets (%d bytes)%s\n", r.Session, r.Entries, r.Artifacts, r.ArtifactBytes, sealed)
 		} else if r.Failure.Seq >= 0 {
 			fmt.Fprintf(w, "FAIL  %s  seq %d: %s\n", r.Session, r.Failure.Seq, r.Failure.Reason)
 		} else {

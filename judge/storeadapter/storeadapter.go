@@ -93,6 +93,9 @@ func (a *Adapter) WriteDecision(ctx context.Context, d judge.DecisionRecord) err
 	if strings.HasPrefix(d.JudgeID, "llm:") {
 		kind = "hybrid"
 	}
+	if d.Human {
+		kind = "human"
+	}
 	ws := d.WorkspaceID
 	if ws == "" {
 		ws = "default"
@@ -106,6 +109,7 @@ func (a *Adapter) WriteDecision(ctx context.Context, d judge.DecisionRecord) err
 		RecallID:   rid, Session: d.SessionID, ToolName: d.ToolName, ArgumentsDigest: d.ArgumentsDigest,
 		MemoryToWrite: store.MemoryToWrite{
 			Decisions:  []string{precedent(d)},
+			Lessons:    d.Lessons,
 			Provenance: store.CandidateProvenance{DefaultStatus: store.Observed, RequiresReview: d.RequiresReview},
 		},
 		Entities: []string{"tool:" + strings.ToLower(d.ToolName)},

@@ -117,3 +117,49 @@ func TestApprovalOutcomes(t *testing.T) {
 		t.Errorf("unanswered approval: %+v %v", r, err)
 	}
 }
+
+// A judge write-back that produces a lesson candidate enters the review
+// queue (once, however often the call repeats); a reviewer sets what it
+// requires and confirms it; the next similar call is escalated by it and
+// records it in memories_used.
+func TestLessonReviewLoop(t *testing.T) {
+	ms := &memstore.Store{}
+	ad := storeadapter.New(ms)
+	h, _ := home.At(t.TempDir())
+	e := judge.NewEngine(h, judgetest.BaseSet(t, defaultJudges))
+	e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
+	e.Writer = ad
+	ctx := context.Background()
+	cwd := t.TempDir()
+	e.Decide(ctx, push(cwd, "toolu_1"))
+	e.Decide(ctx, push(cwd, "toolu_2"))
+	items, err := ms.ListReview(ctx, store.ReviewFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lessonItem store.ReviewItem
+	n := 0
+	for _, it := range items {
+		m, _ := ms.GetMemory(ctx, it.MemoryID)
+		if strings.HasPrefix(m.Content, "Ask a human before Bash") {
+			lessonItem = it
+			n++
+		}
+	}
+	if n != 1 || lessonItem.Suggested != store.Instruction {
+		t.Fatalf("review queue %+v: want one lesson candidate suggested as instruction", items)
+	}
+	// the lesson came from an escalation; the reviewer makes it a block
+	m, _, err := ms.Review(ctx, store.ReviewAction{ID: lessonItem.ID, Action: store.ActConfirm, Actor: "ana", As: store.Instruction, Behavior: "block"})
+	if err != nil || m.Behavior != "block" {
+		t.Fatalf("confirm: %v %q", err, m.Behavior)
+	}
+	a, d := e.Decide(ctx, push(cwd, "toolu_3"))
+	instruction := false
+	for _, u := range d.MemoriesUsed {
+		instruction = instruction || u.MemoryID == m.ID && u.UsedAs == "instruction"
+	}
+	if a.Decision != hooks.Deny || !instruction {
+		t.Errorf("after the confirmed lesson: %q used %+v reason %q", a.Decision, d.MemoriesUsed, d.Reason)
+	}
+}

@@ -226,8 +226,25 @@ func (s *Store) WriteDecision(ctx context.Context, d store.Decision) (store.Writ
 	if _, ok := s.decisions[p.Decision.DecisionID]; ok {
 		return store.WriteResult{}, fmt.Errorf("write decision %s: %w", p.Decision.DecisionID, store.ErrExists)
 	}
+	again := p.Dedupe(func(key string) (store.Memory, bool) {
+		var best *store.Memory
+		for id := range s.memories {
+			m := s.memories[id]
+			if m.PatternKey == key && m.Scope.Workspace == p.Decision.Workspace && m.Lifecycle == store.Active && m.Provenance.Status != store.Superseded &&
+				(best == nil || m.Freshness.CreatedAt.Before(best.Freshness.CreatedAt) || m.Freshness.CreatedAt.Equal(best.Freshness.CreatedAt) && m.ID < best.ID) {
+				best = &m
+			}
+		}
+		if best == nil {
+			return store.Memory{}, false
+		}
+		return clone(*best), true
+	})
 	s.decisions[p.Decision.DecisionID] = p.Decision
 	s.byKey[p.Decision.IdempotencyKey] = p.Decision.DecisionID
+	for _, m := range again {
+		s.memories[m.ID] = clone(m)
+	}
 	for _, m := range p.Memories {
 		s.memories[m.ID] = clone(m)
 	}
@@ -237,7 +254,11 @@ func (s *Store) WriteDecision(ctx context.Context, d store.Decision) (store.Writ
 	if p.Decision.RecallID != "" && len(p.Decision.MemoryUsed) > 0 {
 		_ = s.recordUse(p.Decision.RecallID, p.Decision.DecisionID, p.Decision.MemoryUsed) // an unknown recall is not the decision's fault
 	}
-	return p.Result(), nil
+	res := p.Result()
+	for _, m := range again {
+		res.Memories = append(res.Memories, m.ID)
+	}
+	return res, nil
 }
 
 // GetDecision implements store.Store.

@@ -45,6 +45,27 @@ func (s *Store) WriteDecision(ctx context.Context, d store.Decision) (store.Writ
 			res = store.WriteResult{DecisionID: id, Replayed: true}
 			return nil
 		}
+		var qerr error
+		again := p.Dedupe(func(key string) (store.Memory, bool) {
+			old, err := s.queryMemories(ctx, tx, "SELECT "+memCols+` FROM memories WHERE workspace = ? AND pattern_key = ?
+				AND lifecycle = 'active' AND status <> 'superseded' ORDER BY created_at, id LIMIT 1`+s.forUpdate(), p.Decision.Workspace, key)
+			if err != nil {
+				qerr = err
+				return store.Memory{}, false
+			}
+			if len(old) == 0 {
+				return store.Memory{}, false
+			}
+			return old[0], true
+		})
+		if qerr != nil {
+			return qerr
+		}
+		for i := range again {
+			if err := s.updateMemory(ctx, tx, &again[i], false); err != nil {
+				return err
+			}
+		}
 		for i := range p.Memories {
 			if err := s.insertMemory(ctx, tx, &p.Memories[i]); err != nil {
 				return err
@@ -62,6 +83,9 @@ func (s *Store) WriteDecision(ctx context.Context, d store.Decision) (store.Writ
 			}
 		}
 		res = p.Result()
+		for _, m := range again {
+			res.Memories = append(res.Memories, m.ID)
+		}
 		return nil
 	})
 	if err != nil {

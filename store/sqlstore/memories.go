@@ -131,12 +131,12 @@ func joinComma(l []string) string {
 func (s *Store) updateMemory(ctx context.Context, tx *sql.Tx, m *store.Memory, entitiesChanged bool) error {
 	_, err := tx.ExecContext(ctx, s.q(`UPDATE memories SET summary = ?, content = ?, status = ?, confidence = ?, use_policy = ?,
 		use_reason = ?, last_confirmed_at = ?, last_seen_at = ?, stale_after = ?, stale = ?, project = ?, visibility = ?,
-		entities = ?, supersedes = ?, superseded_by = ?, disputes = ?, confirmed_by = ?, lifecycle = ?, occurrences = ?
-		WHERE id = ?`),
+		entities = ?, supersedes = ?, superseded_by = ?, disputes = ?, confirmed_by = ?, lifecycle = ?, occurrences = ?,
+		behavior = ? WHERE id = ?`),
 		m.Summary, m.Content, string(m.Provenance.Status), m.Provenance.Confidence, string(m.UsePolicy),
 		m.UseReason, ms(m.Freshness.LastConfirmedAt), ms(m.Freshness.LastSeenAt), ms(m.Freshness.StaleAfter), b2i(m.Freshness.Stale),
 		m.Scope.Project, string(m.Scope.Visibility), joinList(m.Entities), m.Supersedes, m.SupersededBy, joinList(m.Disputes),
-		m.ConfirmedBy, string(m.Lifecycle), m.Occurrences, m.ID)
+		m.ConfirmedBy, string(m.Lifecycle), m.Occurrences, m.Behavior, m.ID)
 	if err != nil {
 		return checkViolation(m.ID, err)
 	}

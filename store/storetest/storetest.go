@@ -45,6 +45,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Approvals", testApprovals},
 		{"ApprovalWait", testApprovalWait},
 		{"Inspect", testInspect},
+		{"ReviewSetsBehavior", testReviewSetsBehavior},
+		{"RepeatedLessonReinforces", testRepeatedLesson},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -906,5 +908,71 @@ func testInspect(t *testing.T, s store.Store) {
 	nin, err := store.Inspect(ctx, s, newer.ID, time.Now())
 	if err != nil || len(nin.Conflicts) != 1 || nin.Conflicts[0].Relation != "supersedes" || !nin.Injectable {
 		t.Errorf("newer: %+v %v", nin.Conflicts, err)
+	}
+}
+
+// A lesson starts with its source decision's outcome (block); the
+// reviewer changes what it requires, and recall follows the review, not
+// the source decision.
+func testReviewSetsBehavior(t *testing.T, s store.Store) {
+	r := write(t, s, lessonDecision("k-behavior"))
+	if len(r.Review) != 1 {
+		t.Fatalf("write result %+v: want one review item", r)
+	}
+	if _, _, err := s.Review(ctx, store.ReviewAction{ID: r.Review[0], Action: store.ActEdit, Actor: "ana", Behavior: "maybe"}); !store.IsInvalid(err) {
+		t.Errorf("unknown behavior: %v", err)
+	}
+	if _, _, err := s.Review(ctx, store.ReviewAction{ID: r.Review[0], Action: store.ActReject, Actor: "ana", Behavior: "allow"}); !store.IsInvalid(err) {
+		t.Errorf("behavior on reject: %v", err)
+	}
+	m, it := review(t, s, store.ReviewAction{ID: r.Review[0], Action: store.ActEdit, Behavior: "escalate"})
+	if m.Behavior != "escalate" || it.Status == store.ReviewResolved {
+		t.Fatalf("after edit: behavior %q item %s", m.Behavior, it.Status)
+	}
+	got, err := s.GetMemory(ctx, m.ID)
+	if err != nil || got.Behavior != "escalate" {
+		t.Fatalf("stored behavior %q (%v)", got.Behavior, err)
+	}
+	review(t, s, store.ReviewAction{ID: r.Review[0], Action: store.ActConfirm, As: store.Instruction})
+	similar := func(q *store.RecallRequest) {
+		q.Query.Entities.Systems = []string{"prod"}
+		q.Query.Entities.Repos = []string{"billing"}
+	}
+	after := recall(t, s, "deploying the billing service to production again", similar)
+	if len(after.PolicyHits) != 1 || after.PolicyHits[0].RequiredBehavior != "escalate" {
+		t.Fatalf("policy hits %+v, want the lesson requiring escalate", after.PolicyHits)
+	}
+	// confirm can set it too
+	r2 := write(t, s, decision("k-behavior-2", func(d *store.Decision) {
+		d.MemoryToWrite.Lessons = []string{"Never push to main without approval"}
+	}))
+	m2, _ := review(t, s, store.ReviewAction{ID: r2.Review[0], Action: store.ActConfirm, As: store.Instruction, Behavior: "human_review"})
+	if m2.Behavior != "human_review" {
+		t.Errorf("confirm --behavior: %q", m2.Behavior)
+	}
+}
+
+// The same lesson from the next identical decision reinforces the
+// pending one instead of queueing a second review item.
+func testRepeatedLesson(t *testing.T, s store.Store) {
+	r1 := write(t, s, lessonDecision("k-rep-1"))
+	r2 := write(t, s, lessonDecision("k-rep-2"))
+	if len(r1.Memories) != 1 || len(r2.Memories) != 1 || r1.Memories[0] != r2.Memories[0] || len(r2.Review) != 0 {
+		t.Fatalf("repeat: %+v then %+v, want the same memory and no second review item", r1, r2)
+	}
+	m, err := s.GetMemory(ctx, r1.Memories[0])
+	if err != nil || m.Occurrences != 2 {
+		t.Errorf("occurrences %d (%v), want 2", m.Occurrences, err)
+	}
+	items, err := s.ListReview(ctx, store.ReviewFilter{})
+	if err != nil || len(items) != 1 {
+		t.Errorf("review queue %d items (%v), want 1", len(items), err)
+	}
+	// a different lesson is its own item
+	r3 := write(t, s, decision("k-rep-3", func(d *store.Decision) {
+		d.MemoryToWrite.Lessons = []string{"Ask before rotating the billing keys"}
+	}))
+	if len(r3.Review) != 1 || r3.Memories[0] == r1.Memories[0] {
+		t.Errorf("different lesson: %+v", r3)
 	}
 }

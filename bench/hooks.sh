@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# bench/hooks.sh — every hook binary, whole process, side by side with a
+# static no-op binary in one run (bench/spawn interleaves the runs so the
+# machine's noise hits all alike), medians and ratios to the no-op:
+#
+#   docket-ledger      a real PostToolUse Bash payload        (goal <= 1.5x)
+#   docket-gate claim  Stop "All done — tests pass." on a session whose
+#                      ledger has ENTRIES entries              (goal <= 2x)
+#   docket-gate plain  Stop without a claim, same session     (goal <= 2x)
+#   docket-judge       a routine call (Bash go test) with MEMORIES memories
+#                      in the store                            (goal <= 2.5x)
+#
+#   bench/hooks.sh                     # N=200 runs each, ENTRIES=10000, MEMORIES=10000
+#   N=50 ENTRIES=100000 bench/hooks.sh
+#
+# The long ledger is written by bench/genledger through the ledger package
+# (tool calls with docket-ledger's artifacts, then go_test_pass entries for
+# done and tests_pass, then 5 calls). The first stop after those appends
+# verifies all of them and is timed on its own ("cold"); later stops verify
+# only what was appended since (docs/FORMAT.md, "Verified-prefix state").
+set -euo pipefail
+N=${N:-200}
+ENTRIES=${ENTRIES:-10000}
+MEMORIES=${MEMORIES:-10000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bin=$work/bin
+mkdir -p "$bin"
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/" \
+	./cmd/docket ./cmd/docket-ledger ./cmd/docket-gate ./cmd/docket-judge ./bench/noop ./bench/spawn ./bench/genledger)
+
+export DOCKET_HOME=$work/home
+"$bin/docket" init >/dev/null
+proj=$work/proj
+mkdir -p "$proj/.git"
+echo 'ref: refs/heads/main' >"$proj/.git/HEAD"
+printf 'module example.com/bench\n\ngo 1.22\n' >"$proj/go.mod"
+
+t0=$(date +%s.%N)
+"$bin/genledger" -n "$ENTRIES" -session bench-gate -cwd "$proj"
+t1=$(date +%s.%N)
+(cd "$root" && go run ./judge/internal/seedstore -n "$MEMORIES" -workspace "$proj" >/dev/null)
+echo "setup: $ENTRIES ledger entries in $(python3 -c "print(round($t1-$t0,1))") s, $MEMORIES memories"
+
+cp "$root/testdata/realdata/payloads/PostToolUse__serverless-plugins__002.json" "$work/ledger.json"
+stop() { printf '{"session_id":"bench-gate","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"%s"}' "$proj" "$1"; }
+stop "All done — tests pass." >"$work/stop-claim.json"
+stop "I looked at the parser and wrote down what I found." >"$work/stop-plain.json"
+printf '{"session_id":"bench-judge","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"run tests"},"tool_use_id":"toolu_bench"}' "$proj" >"$work/judge.json"
+
+# The cold stop: the first read verifies every entry and writes the state.
+t0=$(date +%s.%N)
+"$bin/docket-gate" <"$work/stop-claim.json" >"$work/cold.out"
+t1=$(date +%s.%N)
+echo "cold stop (first read of $ENTRIES entries): $(python3 -c "print(round(($t1-$t0)*1000,1))") ms -> $(head -c 120 "$work/cold.out")"
+for p in stop-claim stop-plain; do
+	printf '%-10s -> %s\n' "$p" "$("$bin/docket-gate" <"$work/$p.json" | head -c 120)"
+done
+printf '%-10s -> %s\n' judge "$("$bin/docket-judge" <"$work/judge.json" | head -c 120)"
+
+echo "runs=$N entries=$ENTRIES memories=$MEMORIES (interleaved, wall time per process)"
+"$bin/spawn" -n "$N" \
+	-- "<$work/ledger.json" "$bin/noop" \
+	-- "<$work/ledger.json" "$bin/docket-ledger" \
+	-- "<$work/stop-claim.json" "$bin/docket-gate" \
+	-- "<$work/stop-plain.json" "$bin/docket-gate" \
+	-- "<$work/judge.json" "$bin/docket-judge"
+echo "(rows: noop, docket-ledger, docket-gate with a claim, docket-gate without, docket-judge)"
+"$bin/docket" verify --session bench-gate --accept-sealed | head -1

@@ -1,0 +1,46 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/tidwall/gjson"
+)
+
+// The helpers every runtime's decoder uses: reading stdin within bounds
+// and the first checks on the payload's shape.
+
+// ReadPayload reads all of r, up to MaxPayload.
+func ReadPayload(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook payload: %w", err)
+	}
+	if len(b) > MaxPayload {
+		return nil, ErrPayloadTooLarge
+	}
+	return b, nil
+}
+
+// checkObject rejects a payload that is not one JSON object.
+func checkObject(payload []byte) error {
+	trimmed := bytes.TrimSpace(payload)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return errNotObject
+	}
+	return nil
+}
+
+// stringFields rejects a payload whose named fields are present with a
+// type other than string (null counts as absent).
+func stringFields(p gjson.Result, names ...string) error {
+	for _, n := range names {
+		v := p.Get(n)
+		if v.Exists() && v.Type != gjson.String && v.Type != gjson.Null {
+			return &FieldError{Field: n, Reason: "not a string"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// MaxRolloutRead bounds how much of the end of a Codex rollout file
+// ResolveExit reads looking for a call's exit status.
+const MaxRolloutRead = 4 << 20
+
+// ResolveExit fills in the exit status of a shell result that arrived
+// without one (ExitUnknown), from the one other place the runtime
+// records it. For Codex CLI that is the session's rollout file
+// (transcript_path). When Codex 0.169 runs the PostToolUse hook, the
+// rollout already holds the call's `item_completed` event, whose item
+// (type CommandExecution, id = tool_use_id) carries exit_code and status
+// (testdata/hooks/captured/codex-rollout-*). Older versions wrote an
+// `exec_command_end` event with exit_code, and the call's
+// `function_call_output` (written after the hook) says "Exit code: N" or
+// "Process exited with code N"; both are read too. It reads at most
+// MaxRolloutRead bytes from the end of the file, and leaves the event as
+// it was when the file or the call is not there. It reports whether it
+// found the status.
+func ResolveExit(e *Event) bool {
+	if e == nil || !e.ExitUnknown || e.Runtime != Codex || e.TranscriptPath == "" || e.ToolUseID == "" {
+		return false
+	}
+	code, ok := codexRolloutExit(e.TranscriptPath, e.ToolUseID)
+	if !ok {
+		return false
+	}
+	e.ExitCode = &code
+	e.ExitUnknown = false
+	if code != 0 {
+		e.Failed = true
+	}
+	return true
+}
+
+var rolloutExitLine = regexp.MustCompile(`(?m)^(?:Exit code:? |Process exited with code )(-?\d+)\s*$`)
+
+// codexRolloutExit finds the exit code of call id in a rollout file,
+// newest record first.
+func codexRolloutExit(path, id string) (int, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
+	// the record was written just before the hook ran: look at the end
+	// first, then further back
+	for _, n := range []int64{rolloutFirstRead, MaxRolloutRead} {
+		off := max(st.Size()-n, 0)
+		b := make([]byte, st.Size()-off)
+		if k, err := f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && k == len(b)) {
+			return 0, false
+		}
+		if code, ok := rolloutExit(b, id); ok || off == 0 {
+			return code, ok
+		}
+	}
+	return 0, false
+}
+
+// rolloutFirstRead is how much of the rollout's end is read first.
+const rolloutFirstRead = 64 << 10
+
+// rolloutExit scans rollout lines (newest last) for call id's exit code.
+func rolloutExit(b []byte, id string) (int, bool) {
+	needle := []byte(strconv.Quote(id))
+	for len(b) > 0 {
+		i := bytes.LastIndexByte(bytes.TrimRight(b, "\n"), '\n')
+		line := b[i+1:]
+		if i < 0 {
+			line = b
+			b = nil
+		} else {
+			b = b[:i]
+		}
+		if !bytes.Contains(line, needle) || !gjson.ValidBytes(bytes.TrimSpace(line)) {
+			continue
+		}
+		r := gjson.ParseBytes(line)
+		p := r.Get("payload")
+		if it := p.Get("item"); p.Get("type").String() == "item_completed" && it.Get("id").String() == id &&
+			it.Get("type").String() == "CommandExecution" {
+			if c := it.Get("exit_code"); c.Type == gjson.Number {
+				return int(c.Int()), true
+			}
+			continue
+		}
+		if p.Get("call_id").String() != id {
+			continue
+		}
+		switch p.Get("type").String() {
+		case "exec_command_end":
+			if c := p.Get("exit_code"); c.Type == gjson.Number {
+				return int(c.Int()), true
+			}
+		case "function_call_output", "custom_tool_call_output":
+			out := p.Get("output")
+			if out.Type == gjson.String {
+				s := out.String()
+				if i := strings.Index("\n"+s, "\nOutput:"); i >= 0 {
+					s = s[:i] // the command's own output cannot speak for it
+				}
+				if m := rolloutExitLine.FindStringSubmatch(s); m != nil {
+					if c, err := strconv.Atoi(m[1]); err == nil {
+						return c, true
+					}
+				}
+				// the older JSON form: {"output":…,"metadata":{"exit_code":N}}
+				if c := gjson.Get(s, "metadata.exit_code"); c.Type == gjson.Number {
+					return int(c.Int()), true
+				}
+			}
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,142 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rollout lines in the shape Codex CLI writes them (one JSON object per
+// line: timestamp, type, payload).
+func rolloutLines(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+const (
+	rolloutMeta = `{"timestamp":"2026-11-23T16:42:46Z","type":"session_meta","payload":{"id":"s"}}`
+	rolloutCall = `{"timestamp":"2026-11-23T16:42:47Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"ls /nonexistent-dir\"}","call_id":"call_21ab558b63544ed4a47c"}}`
+	rolloutEnd2 = `{"timestamp":"2026-11-23T16:42:48Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_21ab558b63544ed4a47c","exit_code":2,"aggregated_output":"ls: cannot access","status":"failed"}}`
+	rolloutOut2 = `{"timestamp":"2026-11-23T16:42:48Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_21ab558b63544ed4a47c","output":"Exit code: 2\nWall time: 0 seconds\nOutput:\nls: cannot access\n"}}`
+	rolloutEnd0 = `{"timestamp":"2026-11-23T16:42:49Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_61b364ef49c747a39d68","exit_code":0}}`
+)
+
+func TestResolveExitFromRollout(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		rollout string // "" for no file
+		found   bool
+		exit    int
+		failed  bool
+	}{
+		{"exec_command_end", rolloutLines(rolloutMeta, rolloutCall, rolloutEnd2, rolloutEnd0), true, 2, true},
+		{"function_call_output only", rolloutLines(rolloutMeta, rolloutCall, rolloutOut2), true, 2, true},
+		{"json output metadata", rolloutLines(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_21ab558b63544ed4a47c","output":"{\"output\":\"x\",\"metadata\":{\"exit_code\":3}}"}}`), true, 3, true},
+		{"other call only", rolloutLines(rolloutMeta, rolloutEnd0), false, 0, false},
+		{"id only mentioned", rolloutLines(`{"type":"event_msg","payload":{"type":"agent_message","message":"call_21ab558b63544ed4a47c exit_code 0"}}`), false, 0, false},
+		{"torn last line", rolloutLines(rolloutEnd2) + `{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_21ab558b63544ed4a47c","exit_co`, true, 2, true},
+		{"no file", "", false, 0, false},
+	} {
+		e := decodeCaptured(t, "codex-PostToolUse-Bash-exit2.json")
+		e.TranscriptPath = filepath.Join(dir, "missing.jsonl")
+		if tc.rollout != "" {
+			e.TranscriptPath = write(strings.ReplaceAll(tc.name, " ", "_")+".jsonl", tc.rollout)
+		}
+		got := ResolveExit(e)
+		if got != tc.found || e.Failed != tc.failed || (tc.found && (e.ExitCode == nil || *e.ExitCode != tc.exit || e.ExitUnknown)) ||
+			(!tc.found && (e.ExitCode != nil || !e.ExitUnknown)) {
+			t.Errorf("%s: found %v exit %v failed %v unknown %v", tc.name, got, deref(e.ExitCode), e.Failed, e.ExitUnknown)
+		}
+	}
+	// the success case of the same session resolves to 0, not failed
+	e := decodeCaptured(t, "codex-PostToolUse-Bash.json")
+	e.TranscriptPath = write("ok.jsonl", rolloutLines(rolloutMeta, rolloutEnd2, rolloutEnd0))
+	if !ResolveExit(e) || e.Failed || deref(e.ExitCode) != 0 {
+		t.Errorf("success: exit %v failed %v", deref(e.ExitCode), e.Failed)
+	}
+	// only Codex shell results with no status are looked up
+	e = decodeCaptured(t, "gemini-AfterTool-run_shell_command.json")
+	e.TranscriptPath = write("g.jsonl", rolloutLines(rolloutEnd2))
+	if ResolveExit(e) {
+		t.Error("resolved a Gemini event from a Codex rollout")
+	}
+}
+
+func TestRolloutReadIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.jsonl")
+	// the call's end record lies before the last MaxRolloutRead bytes
+	filler := strings.Repeat(`{"type":"event_msg","payload":{"type":"token_count"}}`+"\n", MaxRolloutRead/50+10)
+	if err := os.WriteFile(p, []byte(rolloutEnd2+"\n"+filler), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := decodeCaptured(t, "codex-PostToolUse-Bash-exit2.json")
+	e.TranscriptPath = p
+	if ResolveExit(e) {
+		t.Error("read past the bound")
+	}
+}
+
+// The real thing: Codex CLI 0.169.0's PostToolUse payload for a failed and
+// a successful exec_command, and the rollout lines that named the call
+// when the hook ran (testdata/hooks/captured/SOURCES.md).
+func TestResolveExitCapturedRollout(t *testing.T) {
+	dir, _ := filepath.Abs(filepath.Join("..", "testdata", "hooks", "captured"))
+	for _, tc := range []struct {
+		payload, rollout string
+		exit             int
+		failed           bool
+	}{
+		{"codex-PostToolUse-exec_command-exit2.json", "codex-rollout-at-PostToolUse-exit2.jsonl", 2, true},
+		{"codex-PostToolUse-exec_command-exit0.json", "codex-rollout-at-PostToolUse-exit0.jsonl", 0, false},
+		// what Codex writes after the hook: read too, for older versions
+		{"codex-PostToolUse-exec_command-exit2.json", "codex-rollout-after-PostToolUse-exit2.jsonl", 2, true},
+	} {
+		e := decodeCaptured(t, tc.payload)
+		if !e.ExitUnknown || e.Failed || e.ExitCode != nil {
+			t.Fatalf("%s: decoded with a status: %+v", tc.payload, e)
+		}
+		e.TranscriptPath = filepath.Join(dir, tc.rollout)
+		if !ResolveExit(e) || e.Failed != tc.failed || deref(e.ExitCode) != tc.exit || e.ExitUnknown {
+			t.Errorf("%s with %s: exit %v failed %v unknown %v", tc.payload, tc.rollout, deref(e.ExitCode), e.Failed, e.ExitUnknown)
+		}
+	}
+}
+
+// Output that imitates the status lines cannot change the status.
+func TestRolloutOutputCannotSpeak(t *testing.T) {
+	out := `{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Chunk ID: x\nWall time: 0.1 seconds\nProcess exited with code 1\nOutput:\nProcess exited with code 0\nExit code: 0\n"}}`
+	if code, ok := rolloutExit([]byte(out+"\n"), "c1"); !ok || code != 1 {
+		t.Errorf("exit %d %v, want 1", code, ok)
+	}
+	only := `{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Output:\nExit code: 0\n"}}`
+	if _, ok := rolloutExit([]byte("x\n"+only), "c1"); ok {
+		t.Error("read a status from the output")
+	}
+	// an item_completed of another kind, or of another call, says nothing
+	other := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"c1","exit_code":0}}}` + "\n" +
+		`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"c2","exit_code":0}}}`
+	if _, ok := rolloutExit([]byte(other), "c1"); ok {
+		t.Error("status from another item")
+	}
+}
+
+// BenchmarkResolveExit is the cost docket-ledger pays per Codex shell
+// result: the call's record at the end of an 8 MiB rollout.
+func BenchmarkResolveExit(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "r.jsonl")
+	filler := strings.Repeat(`{"type":"event_msg","payload":{"type":"token_count","info":"`+strings.Repeat("x", 200)+`"}}`+"\n", (8<<20)/250)
+	os.WriteFile(p, []byte(filler+rolloutEnd2+"\n"), 0o600)
+	for b.Loop() {
+		e := &Event{Runtime: Codex, Name: PostToolUse, ToolName: "Bash", ExitUnknown: true, TranscriptPath: p, ToolUseID: "call_21ab558b63544ed4a47c"}
+		if !ResolveExit(e) {
+			b.Fatal("not found")
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/docket/docket/internal/canonjson"
+)
+
+// Key material never reaches the ledger or the artifact pack: a tool
+// output that contains the HMAC key or the checkpoint signing key (an
+// agent ran `cat keys/hmac.key`) is stored with each occurrence replaced
+// by RedactionMarker, and the entry's body records which artifacts were
+// redacted. The encodings searched are the ones the key files use and
+// their obvious variants: for every HMAC key (current and retired) the
+// raw bytes, hex (lower and upper case), standard and URL base64; for the
+// checkpoint key the whole signed-note key string, its base64 field, the
+// raw seed and the seed's hex.
+
+// RedactionMarker replaces key material in artifacts and bodies.
+const RedactionMarker = "[docket: redacted key material]"
+
+// minSecretLen keeps short encodings (none today) from matching noise.
+const minSecretLen = 16
+
+// secrets returns the byte strings that must never be stored, longest
+// first so that a longer encoding wins over a substring of it.
+func (k *Keys) secrets() [][]byte {
+	if k == nil {
+		return nil
+	}
+	if k.secretList != nil {
+		return k.secretList
+	}
+	var out [][]byte
+	add := func(s []byte) {
+		if len(s) >= minSecretLen {
+			out = append(out, s)
+		}
+	}
+	hmacs := [][]byte{k.hmacKey}
+	for _, old := range k.retired {
+		hmacs = append(hmacs, old)
+	}
+	for _, key := range hmacs {
+		h := hex.EncodeToString(key)
+		add(key)
+		add([]byte(h))
+		add([]byte(strings.ToUpper(h)))
+		add([]byte(base64.StdEncoding.EncodeToString(key)))
+		add([]byte(base64.RawStdEncoding.EncodeToString(key)))
+		add([]byte(base64.URLEncoding.EncodeToString(key)))
+		add([]byte(base64.RawURLEncoding.EncodeToString(key)))
+	}
+	if k.skey != "" {
+		add([]byte(k.skey))
+		if i := strings.LastIndexByte(k.skey, '+'); i >= 0 {
+			field := k.skey[i+1:]
+			add([]byte(field))
+			if raw, err := base64.StdEncoding.DecodeString(field); err == nil && len(raw) > 1 {
+				add(raw)
+				add(raw[1:])
+				add([]byte(hex.EncodeToString(raw[1:])))
+				add([]byte(strings.ToUpper(hex.EncodeToString(raw[1:]))))
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	k.secretList = out
+	return out
+}
+
+// redactBytes replaces every secret in b and reports how many it replaced.
+func redactBytes(b []byte, secrets [][]byte) ([]byte, int) {
+	n := 0
+	for _, s := range secrets {
+		if !bytes.Contains(b, s) {
+			continue
+		}
+		n += bytes.Count(b, s)
+		b = bytes.ReplaceAll(b, s, []byte(RedactionMarker))
+	}
+	return b, n
+}
+
+// redactReader streams r with every secret replaced. It keeps back the
+// last maxLen-1 bytes of each chunk so a secret split across reads is
+// still found.
+type redactReader struct {
+	r       io.Reader
+	secrets [][]byte
+	keep    int
+	chunk   []byte
+	buf     []byte // read but not yet released
+	out     []byte // released, not yet returned
+	eof     bool
+	count   int
+}
+
+func newRedactReader(r io.Reader, secrets [][]byte) *redactReader {
+	keep := 0
+	for _, s := range secrets {
+		keep = max(keep, len(s)-1)
+	}
+	return &redactReader{r: r, secrets: secrets, keep: keep}
+}
+
+func (rr *redactReader) Read(p []byte) (int, error) {
+	for len(rr.out) == 0 {
+		if rr.eof {
+			if len(rr.buf) == 0 {
+				return 0, io.EOF
+			}
+			var n int
+			rr.out, n = redactBytes(rr.buf, rr.secrets)
+			rr.count += n
+			rr.buf = nil
+			break
+		}
+		if rr.chunk == nil {
+			rr.chunk = make([]byte, 32<<10)
+		}
+		n, err := rr.r.Read(rr.chunk)
+		rr.buf = append(rr.buf, rr.chunk[:n]...)
+		if errors.Is(err, io.EOF) {
+			rr.eof = true
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if len(rr.buf) <= 2*rr.keep {
+			continue
+		}
+		red, c := redactBytes(rr.buf, rr.secrets)
+		rr.count += c
+		// Hold back a tail that might be the start of a secret: every
+		// complete secret is replaced already.
+		cut := len(red) - rr.keep
+		rr.out = append([]byte(nil), red[:cut]...)
+		rr.buf = append([]byte(nil), red[cut:]...)
+	}
+	n := copy(p, rr.out)
+	rr.out = rr.out[n:]
+	return n, nil
+}
+
+// addRedactedToBody returns body with a "redacted" member listing names.
+func addRedactedToBody(body []byte, names []string) ([]byte, error) {
+	m := map[string]json.RawMessage{}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, err
+		}
+	}
+	list, err := json.Marshal(names)
+	if err != nil {
+		return nil, err
+	}
+	m["redacted"] = list
+	return canonjson.Marshal(m)
+}

@@ -1,0 +1,222 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The verified-prefix state (<session>.vstate beside the ledger) lets a
+// reader check only the entries appended since the last reader verified
+// the ledger. It is written by readers, never by appends, and MAC'd with
+// the HMAC key, so only a key holder can vouch for a prefix:
+//
+//	docket-ledger-state v1
+//	session <S>
+//	size <entries in the prefix>
+//	end <byte length of the prefix>
+//	lastoff <offset of the prefix's last line>
+//	last <hash of the prefix's last entry>
+//	pack <where the prefix's bundles end in the pack>
+//	prefix <base64 of the SHA-256 state after the prefix's bytes>
+//	index <kind> <seq> <offset>        (zero or more, seq order)
+//	mac <key_id> <hex HMAC-SHA256(K, "docket-ledger-state-v1\n" || all lines above)>
+//
+// The index lists every entry of the kinds a stop decision reasons about
+// (indexedKinds) with the offset of its line, so the gate reads them
+// without scanning the ledger. See FORMAT.md, "Verified-prefix state".
+
+const stateHeader = "docket-ledger-state v1"
+
+// indexedKinds are the kinds the verified-prefix state indexes: the
+// validator results a stop decision rests on, and seals. (Not the gate's
+// own decisions: one per stop, they would make every stop read all the
+// earlier ones.)
+var indexedKinds = map[Kind]bool{
+	KindValidatorPass: true, KindValidatorFail: true, KindSeal: true,
+}
+
+// indexRef locates one indexed entry.
+type indexRef struct {
+	Kind Kind
+	Seq  int64
+	Off  int64
+}
+
+// vstate is a parsed verified-prefix state.
+type vstate struct {
+	Size, End, LastOff int64
+	Last               string
+	Pack               int64
+	Prefix             []byte // marshaled SHA-256 state after End bytes
+	Index              []indexRef
+}
+
+func statePath(sf sessionFiles) string {
+	return strings.TrimSuffix(sf.ledger, ".jsonl") + stateSuffix
+}
+
+func stateMAC(key []byte, text string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("docket-ledger-state-v1\n"))
+	m.Write([]byte(text))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *vstate) text(session string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nsession %s\nsize %d\nend %d\nlastoff %d\nlast %s\npack %d\nprefix %s\n",
+		stateHeader, session, s.Size, s.End, s.LastOff, s.Last, s.Pack, base64.StdEncoding.EncodeToString(s.Prefix))
+	for _, r := range s.Index {
+		fmt.Fprintf(&b, "index %s %d %d\n", r.Kind, r.Seq, r.Off)
+	}
+	return b.String()
+}
+
+var errBadState = errors.New("verified-prefix state invalid")
+
+// readState returns the session's state when its MAC verifies; any
+// problem yields errBadState (or fs.ErrNotExist) and the caller verifies
+// from the start.
+func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
+	b, err := os.ReadFile(statePath(sf))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndex(b, []byte("\nmac "))
+	if i < 0 || !bytes.HasSuffix(b, []byte("\n")) {
+		return nil, errBadState
+	}
+	text, macLine := string(b[:i+1]), strings.TrimSuffix(string(b[i+1:]), "\n")
+	f := strings.Fields(macLine)
+	if len(f) != 3 {
+		return nil, errBadState
+	}
+	key, ok := l.keys.hmacKeyFor(f[1])
+	if !ok || !hmac.Equal([]byte(stateMAC(key, text)), []byte(f[2])) {
+		return nil, errBadState
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) < 8 || lines[0] != stateHeader || lines[1] != "session "+session {
+		return nil, errBadState
+	}
+	s := &vstate{}
+	nums := []*int64{&s.Size, &s.End, &s.LastOff}
+	for j, name := range []string{"size", "end", "lastoff"} {
+		v, ok := strings.CutPrefix(lines[2+j], name+" ")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil || n < 0 {
+			return nil, errBadState
+		}
+		*nums[j] = n
+	}
+	var ok1, ok2, ok3 bool
+	var pack, prefix string
+	s.Last, ok1 = strings.CutPrefix(lines[5], "last ")
+	pack, ok2 = strings.CutPrefix(lines[6], "pack ")
+	prefix, ok3 = strings.CutPrefix(lines[7], "prefix ")
+	if !ok1 || !ok2 || !ok3 || len(s.Last) != 64 {
+		return nil, errBadState
+	}
+	if s.Pack, err = strconv.ParseInt(pack, 10, 64); err != nil || s.Pack < 0 {
+		return nil, errBadState
+	}
+	if s.Prefix, err = base64.StdEncoding.DecodeString(prefix); err != nil {
+		return nil, errBadState
+	}
+	for _, ln := range lines[8:] {
+		f := strings.Fields(ln)
+		if len(f) != 4 || f[0] != "index" {
+			return nil, errBadState
+		}
+		seq, err1 := strconv.ParseInt(f[2], 10, 64)
+		off, err2 := strconv.ParseInt(f[3], 10, 64)
+		if err1 != nil || err2 != nil || seq < 0 || off < 0 || seq >= s.Size || off >= s.End {
+			return nil, errBadState
+		}
+		s.Index = append(s.Index, indexRef{Kind(f[1]), seq, off})
+	}
+	if s.Size == 0 || s.End == 0 || s.LastOff >= s.End {
+		return nil, errBadState
+	}
+	return s, nil
+}
+
+// writeState replaces the state file atomically. It is a cache: a lost
+// or torn state only costs the next reader a full verification, so it is
+// not synced.
+func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
+	text := s.text(session)
+	data := text + "mac " + l.keys.hmacID + " " + stateMAC(l.keys.hmacKey, text) + "\n"
+	path := statePath(sf)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.WriteString(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// prefixHash resumes the SHA-256 of the prefix bytes from a state.
+func prefixHash(marshaled []byte) (interface {
+	io.Writer
+	encoding.BinaryMarshaler
+}, error) {
+	h := sha256.New()
+	if marshaled != nil {
+		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(marshaled); err != nil {
+			return nil, errBadState
+		}
+	}
+	return h.(interface {
+		io.Writer
+		encoding.BinaryMarshaler
+	}), nil
+}
+
+// readLineAt reads the complete line starting at off (without its
+// newline), bounded by MaxEntryLine.
+func readLineAt(f io.ReaderAt, off, end int64) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 4096)
+	for pos := off; pos < end; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), end-pos)], pos)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return append(out, buf[:i]...), nil
+		}
+		out = append(out, buf[:n]...)
+		pos += int64(n)
+		if len(out) > MaxEntryLine {
+			return nil, errLineTooLong
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return nil, errors.New("line not terminated")
+}
