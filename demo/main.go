@@ -191,6 +191,15 @@ func (d *demo) setup(ctx context.Context) error {
 		return err
 	}
 	vkey := lineWith(out, "docket-checkpoint+")
+	// Validators build with the state root's own cache; the demo's state
+	// root is temporary, so it shares your build cache rather than
+	// rebuild the standard library (a real state root builds it once).
+	if gc, err := d.exec(ctx, "go", "env", "GOCACHE"); err == nil && filepath.IsAbs(strings.TrimSpace(gc)) {
+		cache := filepath.Join(d.home, "cache")
+		if err := os.MkdirAll(cache, 0o700); err == nil {
+			_ = os.Symlink(strings.TrimSpace(gc), filepath.Join(cache, "go-build"))
+		}
+	}
 	d.say("docket init: HMAC key and Ed25519 checkpoint key (mode 0400), default policies")
 	d.say("  checkpoint verifier key, for auditors: %s", vkey)
 

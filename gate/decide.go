@@ -67,7 +67,7 @@ func (g *Gate) decide(ev *hooks.Event, l Evidence, claims []Claim, entries []*le
 	if ev.Cwd != "" && filepath.IsAbs(ev.Cwd) {
 		f.SessionRoot = worktree.FindRoot(ev.Cwd)
 	}
-	return Decide(claims, entries, f, g.Binding)
+	return Decide(claims, entries, f, policies.ForCwd(g.Binding, ev.Cwd))
 }
 
 // Write is the last file-modifying tool call found in a ledger.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
@@ -24,6 +26,28 @@ type Binding struct {
 	src    Source
 	claims map[string][]ValidatorRule
 	ladder []Rung
+	// Toolchains are the absolute toolchain paths validators run, from
+	// the policy's toolchains section; empty fields fall back to what
+	// `docket init` recorded.
+	Toolchains Toolchains
+	projects   []projectCommands
+	// root is set on a binding fitted to one project (ForProject).
+	root string
+}
+
+// Toolchains names the toolchains validators run. Paths are absolute.
+type Toolchains struct {
+	Go      string
+	Python3 string
+	// Path lists extra absolute directories for the fixed PATH command
+	// validators run with (after the toolchains' own directories).
+	Path []string
+}
+
+// projectCommands extends command allow lists for one project root.
+type projectCommands struct {
+	root     string
+	commands map[string][]string // claim -> commands
 }
 
 // ValidatorRule allows one validator for a claim type.
@@ -35,6 +59,22 @@ type ValidatorRule struct {
 	MinArgs map[string]any
 	// Example is an --args JSON object that meets MinArgs, for hints.
 	Example string
+	// Scope "project" makes a test validator cover the whole project:
+	// go_test_pass runs ./... from the module root, pytest_pass the
+	// project's whole test suite. "" allows any package or target.
+	Scope string
+	// AllowRun lets the request narrow the tests with a run filter
+	// (go_test_pass's run). Without it a filter is refused.
+	AllowRun bool
+	// Commands is the allow list of command validators: the only
+	// commands (argv, separated by single spaces) they may run for this
+	// claim. Per-project additions come from the policy's projects list.
+	Commands []string
+	// With names test-class validators one of which must pass in the
+	// same validation: the runner runs the first that fits the project
+	// after this one, and records a pass only when both pass (e.g.
+	// file_diff_present cannot back "fixed" alone).
+	With []string
 }
 
 // Rung is one step of the escalation ladder. A rung is climbed when the
@@ -96,23 +136,41 @@ func (b *Binding) Source() Source { return b.src }
 
 // Validators returns the rules for claim, in policy order; nil when the
 // claim type is unknown or nothing may back it.
+//
+// On a binding fitted to a project (ForProject) the list is what to
+// suggest there: validators that cannot run in the project (go_test_pass
+// without a go.mod, pytest_pass without Python tests, a command validator
+// none of whose allowed commands fits, a validator that cannot back the
+// claim alone) are left out, and each example fits the project. When
+// nothing would remain, the policy's list is returned as is.
 func (b *Binding) Validators(claim string) []ValidatorRule {
 	rules := b.claims[claim]
 	out := make([]ValidatorRule, len(rules))
 	for i, r := range rules {
 		out[i] = r
 		out[i].MinArgs = cloneMap(r.MinArgs)
+		out[i].Commands = append([]string(nil), r.Commands...)
+		out[i].With = append([]string(nil), r.With...)
 	}
 	if len(out) == 0 {
 		return nil
 	}
+	if b.root != "" {
+		if fit := b.fit(claim, out); len(fit) > 0 {
+			return fit
+		}
+	}
 	return out
 }
 
-// Rule returns the rule allowing validator for claim.
+// Rule returns the rule allowing validator for claim, as the policy
+// states it (a project-fitted binding changes only suggestions).
 func (b *Binding) Rule(claim, validator string) (ValidatorRule, bool) {
-	for _, r := range b.Validators(claim) {
+	for _, r := range b.claims[claim] {
 		if r.Name == validator {
+			r.MinArgs = cloneMap(r.MinArgs)
+			r.Commands = append([]string(nil), r.Commands...)
+			r.With = append([]string(nil), r.With...)
 			return r, true
 		}
 	}
@@ -138,14 +196,31 @@ func (b *Binding) Ladder() []Rung {
 // The YAML shape of claim_binding.yaml.
 type bindingFile struct {
 	Version          int                   `yaml:"version"`
+	Toolchains       toolchainsFile        `yaml:"toolchains"`
+	Projects         []projectFile         `yaml:"projects"`
 	Claims           map[string][]ruleFile `yaml:"claims"`
 	EscalationLadder []rungFile            `yaml:"escalation_ladder"`
+}
+
+type toolchainsFile struct {
+	Go      string   `yaml:"go"`
+	Python3 string   `yaml:"python3"`
+	Path    []string `yaml:"path"`
+}
+
+type projectFile struct {
+	Root     string              `yaml:"root"`
+	Commands map[string][]string `yaml:"commands"`
 }
 
 type ruleFile struct {
 	Validator string         `yaml:"validator"`
 	MinArgs   map[string]any `yaml:"min_args"`
 	Example   string         `yaml:"example"`
+	Scope     string         `yaml:"scope"`
+	AllowRun  bool           `yaml:"allow_run"`
+	Commands  []string       `yaml:"commands"`
+	With      []string       `yaml:"with"`
 }
 
 type rungFile struct {
@@ -219,14 +294,123 @@ func parseBinding(data []byte) (*Binding, error) {
 	if len(b.claims["blocked"]) > 0 && len(b.ladder) == 0 {
 		return nil, errors.New("escalation_ladder: empty, but claims.blocked lists validators")
 	}
+	for i, r := range b.claims["fixed"] {
+		if r.Name == "file_diff_present" && len(r.With) == 0 {
+			return nil, fmt.Errorf("claims.fixed[%d]: file_diff_present cannot back fixed alone (a comment edit is a diff): give it with: [go_test_pass, pytest_pass, ...]", i)
+		}
+	}
+	for c, rules := range b.claims {
+		for i, r := range rules {
+			for _, w := range r.With {
+				if _, ok := b.Rule(c, w); !ok || w == r.Name {
+					return nil, fmt.Errorf("claims.%s[%d].with: %q is not another validator listed for %s", c, i, w, c)
+				}
+				if wr, _ := b.Rule(c, w); len(wr.With) > 0 {
+					return nil, fmt.Errorf("claims.%s[%d].with: %q itself needs a companion; companions do not chain", c, i, w)
+				}
+			}
+		}
+	}
+	tc, err := checkToolchains(f.Toolchains)
+	if err != nil {
+		return nil, err
+	}
+	b.Toolchains = tc
+	for i, pf := range f.Projects {
+		if !filepath.IsAbs(pf.Root) || filepath.Clean(pf.Root) != pf.Root {
+			return nil, fmt.Errorf("projects[%d].root: %q is not a clean absolute path", i, pf.Root)
+		}
+		pc := projectCommands{root: pf.Root, commands: map[string][]string{}}
+		for c, cmds := range pf.Commands {
+			if !isClaimType(c) {
+				return nil, fmt.Errorf("projects[%d].commands: unknown claim type %q", i, c)
+			}
+			norm, err := checkCommands(cmds)
+			if err != nil {
+				return nil, fmt.Errorf("projects[%d].commands.%s: %w", i, c, err)
+			}
+			pc.commands[c] = norm
+		}
+		b.projects = append(b.projects, pc)
+	}
 	return b, nil
+}
+
+func checkToolchains(f toolchainsFile) (Toolchains, error) {
+	tc := Toolchains{Go: f.Go, Python3: f.Python3}
+	for name, p := range map[string]string{"go": f.Go, "python3": f.Python3} {
+		if p != "" && (!filepath.IsAbs(p) || filepath.Clean(p) != p) {
+			return tc, fmt.Errorf("toolchains.%s: %q is not a clean absolute path", name, p)
+		}
+	}
+	for i, d := range f.Path {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d || strings.Contains(d, string(filepath.ListSeparator)) {
+			return tc, fmt.Errorf("toolchains.path[%d]: %q is not a clean absolute directory", i, d)
+		}
+		tc.Path = append(tc.Path, d)
+	}
+	return tc, nil
+}
+
+// checkCommands normalizes an allow list: each command's words joined by
+// single spaces. Empty commands and words starting with "-" in the
+// command name position are errors.
+func checkCommands(cmds []string) ([]string, error) {
+	var out []string
+	for i, c := range cmds {
+		f := strings.Fields(c)
+		if len(f) == 0 {
+			return nil, fmt.Errorf("[%d]: empty command", i)
+		}
+		if strings.HasPrefix(f[0], "-") {
+			return nil, fmt.Errorf("[%d]: %q: the command name looks like a flag", i, c)
+		}
+		out = append(out, strings.Join(f, " "))
+	}
+	return out, nil
+}
+
+// Commands returns the commands a command validator may run for claim
+// in the project at root: the rule's allow list plus the policy's
+// additions for that project root (or a parent of it). Each is argv
+// words joined by single spaces.
+func (b *Binding) Commands(claim, validator, root string) []string {
+	r, ok := b.Rule(claim, validator)
+	if !ok {
+		return nil
+	}
+	out := r.Commands
+	for _, p := range b.projects {
+		if root != "" && within(p.root, root) {
+			out = append(out, p.commands[claim]...)
+		}
+	}
+	return out
+}
+
+// within reports whether path is dir or inside it (both clean, absolute).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func checkRule(rf ruleFile) (ValidatorRule, error) {
 	if !validatorName.MatchString(rf.Validator) {
 		return ValidatorRule{}, fmt.Errorf("validator: bad name %q", rf.Validator)
 	}
-	r := ValidatorRule{Name: rf.Validator, MinArgs: map[string]any{}, Example: rf.Example}
+	r := ValidatorRule{Name: rf.Validator, MinArgs: map[string]any{}, Example: rf.Example, Scope: rf.Scope, AllowRun: rf.AllowRun, With: rf.With}
+	switch rf.Scope {
+	case "", "project":
+	default:
+		return ValidatorRule{}, fmt.Errorf("scope: %q, want project or nothing", rf.Scope)
+	}
+	if rf.Commands != nil {
+		cmds, err := checkCommands(rf.Commands)
+		if err != nil {
+			return ValidatorRule{}, fmt.Errorf("commands%w", err)
+		}
+		r.Commands = cmds
+	}
 	for k, v := range rf.MinArgs {
 		n, err := minArgValue(v)
 		if err != nil {

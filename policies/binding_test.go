@@ -128,6 +128,16 @@ func TestParseBindingErrors(t *testing.T) {
 		{"unknown claim", minimalBinding + "  finished: []\n", `unknown claim type "finished"`},
 		{"missing claim", strings.Replace(minimalBinding, "  delegation: []\n", "", 1), `"delegation" missing`},
 		{"bad name", strings.Replace(minimalBinding, "go_test_pass", "Go Test", 1), "bad name"},
+		{"diff alone for fixed", strings.Replace(minimalBinding, "  fixed: []\n", "  fixed:\n    - {validator: file_diff_present, example: '{\"path\":\"a\"}'}\n", 1), "cannot back fixed alone"},
+		{"bad scope", strings.Replace(minimalBinding, "min_args: {required_runs: 1}", "scope: module\n      min_args: {required_runs: 1}", 1), "scope"},
+		{"with unknown", strings.Replace(minimalBinding, "min_args: {required_runs: 1}", "with: [pytest_pass]\n      min_args: {required_runs: 1}", 1), "is not another validator"},
+		{"with itself", strings.Replace(minimalBinding, "min_args: {required_runs: 1}", "with: [go_test_pass]\n      min_args: {required_runs: 1}", 1), "is not another validator"},
+		{"empty command", strings.Replace(minimalBinding, "min_args: {required_runs: 1}", "commands: [\"  \"]\n      min_args: {required_runs: 1}", 1), "empty command"},
+		{"relative toolchain", minimalBinding + "toolchains: {go: bin/go}\n", "toolchains.go"},
+		{"unclean toolchain", minimalBinding + "toolchains: {python3: /usr/bin/../bin/python3}\n", "toolchains.python3"},
+		{"relative path dir", minimalBinding + "toolchains: {path: [bin]}\n", "toolchains.path[0]"},
+		{"relative project", minimalBinding + "projects: [{root: src/x, commands: {done: [make]}}]\n", "projects[0].root"},
+		{"project unknown claim", minimalBinding + "projects: [{root: /src/x, commands: {finished: [make]}}]\n", "unknown claim type"},
 		{"duplicate", strings.Replace(minimalBinding, "  fixed: []\n", "", 1) + "  fixed:\n    - {validator: a, example: '{}'}\n    - {validator: a, example: '{}'}\n", "listed twice"},
 		{"negative min", strings.Replace(minimalBinding, "required_runs: 1}", "required_runs: -1}", 1), "negative"},
 		{"string min", strings.Replace(minimalBinding, "required_runs: 1}", "required_runs: many}", 1), "want a number or true"},
@@ -237,6 +247,169 @@ func TestRungMatch(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.m.Matches(tt.tool, tt.command); got != tt.want {
 			t.Errorf("%+v.Matches(%q, %q) = %v", tt.m, tt.tool, tt.command, got)
+		}
+	}
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The suggestions fit the project: what cannot run there is left out,
+// file_diff_present (never alone) is never suggested, a command example
+// is an allowed command the project can run.
+func TestBindingForProject(t *testing.T) {
+	b, err := ParseBinding(mustDefault(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		claim string
+		want  []string // validator=example
+	}{
+		{"go module", map[string]string{"go.mod": "module x\n"}, "done",
+			[]string{`go_test_pass={"package":"./...","required_runs":1}`, `command_zero_exit={"command":["go","test","./..."]}`}},
+		{"go module with make test", map[string]string{"go.mod": "module x\n", "Makefile": "GO := go\ntest: build\n\tgo test ./...\n"}, "fixed",
+			[]string{`go_test_pass={"package":"./...","required_runs":1}`, `command_zero_exit={"command":["make","test"]}`}},
+		{"makefile without test target", map[string]string{"Makefile": "test := 1\nbuild:\n\ttrue\n"}, "done", nil},
+		{"python", map[string]string{"pyproject.toml": "", "tests/test_x.py": ""}, "tests_pass",
+			[]string{`pytest_pass={"target":".","required_runs":2}`}},
+		{"npm", map[string]string{"package.json": `{"scripts":{"test":"jest"}}`}, "done",
+			[]string{`command_zero_exit={"command":["npm","test"]}`}},
+		{"npm without test script", map[string]string{"package.json": `{"scripts":{"build":"tsc"}}`}, "done", nil},
+		{"cargo", map[string]string{"Cargo.toml": ""}, "done", []string{`command_zero_exit={"command":["cargo","test"]}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tt.files)
+			var got []string
+			for _, r := range b.ForProject(root).Validators(tt.claim) {
+				got = append(got, r.Name+"="+r.Example)
+			}
+			want := tt.want
+			if want == nil { // nothing fits: the policy's list as is
+				for _, r := range b.Validators(tt.claim) {
+					want = append(want, r.Name+"="+r.Example)
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %q\nwant %q", got, want)
+			}
+			for _, r := range b.ForProject(root).Validators(tt.claim) {
+				if tt.want != nil && r.Name == "file_diff_present" {
+					t.Errorf("file_diff_present suggested")
+				}
+			}
+		})
+	}
+	// Fitting changes suggestions only: what the policy allows is the same.
+	fit := b.ForProject(t.TempDir())
+	for _, c := range ClaimTypes {
+		for _, r := range b.Validators(c) {
+			if !fit.Allows(c, r.Name) {
+				t.Errorf("fitted binding does not allow %s for %s", r.Name, c)
+			}
+			got, _ := fit.Rule(c, r.Name)
+			if !reflect.DeepEqual(got, r) {
+				t.Errorf("Rule(%s, %s) = %+v, want %+v", c, r.Name, got, r)
+			}
+		}
+	}
+	// ForCwd fits a *Binding behind an interface, and leaves others be.
+	type validatorsOnly interface {
+		Validators(string) []ValidatorRule
+	}
+	goProj := t.TempDir()
+	writeTree(t, goProj, map[string]string{"go.mod": "module x\n", ".git/HEAD": "ref: refs/heads/main\n", "sub/x.go": ""})
+	var vb validatorsOnly = b
+	if rs := ForCwd(vb, filepath.Join(goProj, "sub")).Validators("done"); len(rs) != 2 || rs[0].Name != "go_test_pass" {
+		t.Errorf("ForCwd from a subdirectory: %+v", rs)
+	}
+}
+
+func TestBindingCommands(t *testing.T) {
+	src := mustDefault(t)
+	src.Data = []byte(strings.Replace(string(src.Data), "projects: []", "projects:\n  - root: /src/site\n    commands: {done: [\"make   e2e\"], shipped: [\"./smoke\"]}", 1))
+	b, err := ParseBinding(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(l []string, s string) bool {
+		for _, x := range l {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	}
+	if c := b.Commands("done", "command_zero_exit", "/src/site/web"); !has(c, "make e2e") || !has(c, "make test") {
+		t.Errorf("inside the project: %q", c)
+	}
+	if c := b.Commands("done", "command_zero_exit", "/src/sitemap"); has(c, "make e2e") {
+		t.Errorf("a sibling with a common prefix gets the project's commands: %q", c)
+	}
+	if c := b.Commands("shipped", "command_zero_exit", "/src/site"); !has(c, "./smoke") || has(c, "make test") {
+		t.Errorf("shipped: %q", c)
+	}
+	if c := b.Commands("tests_pass", "command_zero_exit", "/src/site"); c != nil {
+		t.Errorf("a validator the claim does not allow has commands: %q", c)
+	}
+}
+
+func TestProjectRoot(t *testing.T) {
+	base := t.TempDir()
+	writeTree(t, base, map[string]string{"repo/.git/HEAD": "x", "repo/a/b/f": "", "plain/c/f": "", "wt/.git": "gitdir: /elsewhere\n"})
+	real, _ := filepath.EvalSymlinks(base)
+	if err := os.Symlink(filepath.Join(base, "repo", "a"), filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		filepath.Join(base, "repo", "a", "b"): filepath.Join(real, "repo"),
+		filepath.Join(base, "repo"):           filepath.Join(real, "repo"),
+		filepath.Join(base, "plain", "c"):     filepath.Join(real, "plain", "c"),
+		filepath.Join(base, "wt"):             filepath.Join(real, "wt"),
+		filepath.Join(base, "link"):           filepath.Join(real, "repo"),
+		"":                                    "",
+	} {
+		if in == filepath.Join(base, "plain", "c") && ProjectRoot(base) != real {
+			continue // a .git above the temporary directory (a shared /tmp)
+		}
+		if got := ProjectRoot(in); got != want {
+			t.Errorf("ProjectRoot(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// BenchmarkForCwd is what the gate adds to a stop with a done claim:
+// locate the project and fit the suggestions.
+func BenchmarkForCwd(b *testing.B) {
+	bind, err := ParseBinding(Source{Name: BindingFile, Origin: "bench", Data: func() []byte { d, _ := Default(BindingFile); return d }()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := b.TempDir()
+	for name, body := range map[string]string{"go.mod": "module x\n", "Makefile": "test:\n\tgo test ./...\n", ".git/HEAD": "x", "a/b/c/x.go": ""} {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	cwd := filepath.Join(root, "a", "b", "c")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if rs := ForCwd(bind, cwd).Validators("done"); len(rs) == 0 {
+			b.Fatal("no rules")
 		}
 	}
 }

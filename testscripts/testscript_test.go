@@ -55,6 +55,18 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GOCACHE", goEnv("GOCACHE"))
 			env.Setenv("GOPATH", goEnv("GOPATH"))
 			env.Setenv("GOFLAGS", "-mod=mod")
+			// Validators build with the state root's own cache; share the
+			// test process's so each script does not rebuild the standard
+			// library.
+			cache := filepath.Join(env.WorkDir, ".docket", "cache")
+			if err := os.MkdirAll(cache, 0o700); err != nil {
+				return err
+			}
+			if gc := goEnv("GOCACHE"); gc != "" {
+				if err := os.Symlink(gc, filepath.Join(cache, "go-build")); err != nil {
+					return err
+				}
+			}
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o700)
 		},
 		Condition: func(cond string) (bool, error) {

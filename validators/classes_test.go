@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/policies"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -43,7 +44,7 @@ func TestGoTestPass(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go not on PATH")
 	}
-	r, l, dir := newTestRunner(t)
+	r, l, dir := newLooseRunner(t)
 	writeFiles(t, dir, map[string]string{
 		"go.mod":             "module example.com/tiny\n\ngo 1.21\n",
 		"add/add.go":         "package add\n\nfunc Add(a, b int) int { return a + b }\n",
@@ -72,7 +73,7 @@ func TestGoTestPass(t *testing.T) {
 		{`{"package":"./empty"}`, Fail, 1, 0, "no test ran"},
 		{`{"package":"./skip"}`, Fail, 1, 0, "no test ran"},
 		{`{"package":"./nobuild"}`, Fail, 1, 0, "fail"},
-		{`{"package":"./missing"}`, Fail, 1, 0, ""},
+		{`{"package":"./missing"}`, Refused, 0, 0, "./missing"},
 		{`{"package":"./...","run":"TestAdd"}`, Fail, 1, 1, "nobuild"},
 	}
 	for _, tt := range tests {
@@ -153,7 +154,7 @@ func TestParsePytestSummary(t *testing.T) {
 		{"============================ no tests ran in 0.01s =============================", true, pytestSummary{Found: true, NoTests: true}},
 		{"=============================== 1 error in 0.08s ===============================", true, pytestSummary{Found: true, Errors: 1}},
 		{"==================== 1 passed, 2 errors in 0.10s ====================", true, pytestSummary{Found: true, Passed: 1, Errors: 2}},
-		{"================= 4 passed, 1 deselected in 0.02s =================", true, pytestSummary{Found: true, Passed: 4}},
+		{"================= 4 passed, 1 deselected in 0.02s =================", true, pytestSummary{Found: true, Passed: 4, Deselected: 1}},
 		{"======================= 12 passed in 61.23s (0:01:01) ========================", true, pytestSummary{Found: true, Passed: 12}},
 		{"\x1b[32m============================== \x1b[32m\x1b[1m2 passed\x1b[0m\x1b[32m in 0.01s\x1b[0m\x1b[32m ===============================\x1b[0m", true, pytestSummary{Found: true, Passed: 2}},
 		{"============================= test session starts ==============================", false, pytestSummary{}},
@@ -188,11 +189,17 @@ func TestParsePytestSummary(t *testing.T) {
 	}
 }
 
-func TestPytestPass(t *testing.T) {
-	if err := exec.Command("python3", "-m", "pytest", "--version").Run(); err != nil {
-		t.Skip("pytest is not installed (python3 -m pytest --version failed); the summary parser is tested on recorded output in TestParsePytestSummary")
+// needPytest skips unless the runner's python3 has pytest.
+func needPytest(t *testing.T, r *Runner) {
+	t.Helper()
+	if r.Toolchain.Python == nil || exec.Command(r.Toolchain.Python.Path, "-m", "pytest", "--version").Run() != nil {
+		t.Skip("pytest is not installed for the toolchain's python3; the summary parser is tested on recorded output in TestParsePytestSummary")
 	}
-	r, _, dir := newTestRunner(t)
+}
+
+func TestPytestPass(t *testing.T) {
+	r, _, dir := newLooseRunner(t)
+	needPytest(t, r)
 	writeFiles(t, dir, map[string]string{
 		"tests/test_ok.py":   "def test_one():\n    assert 1 + 1 == 2\n",
 		"tests/test_bad.py":  "def test_bad():\n    assert 1 == 2\n",
@@ -228,7 +235,7 @@ func TestFileDiffPresent(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not on PATH")
 	}
-	r, _, dir := newTestRunner(t)
+	r, _, dir := newLooseRunner(t)
 	writeFiles(t, dir, map[string]string{
 		"main.go":    "package main\n\nfunc main() {}\n",
 		"ws.go":      "package main\n\nvar x = 1\n",
@@ -496,7 +503,8 @@ func TestLadderExhaustionProof(t *testing.T) {
 
 func TestCommandTimeoutKillsGroup(t *testing.T) {
 	dir := t.TempDir()
-	x := &execution{cwd: dir, tmp: t.TempDir()}
+	arts := []string{}
+	x := &execution{cwd: dir, tmp: t.TempDir(), arts: &arts}
 	start := time.Now()
 	p, err := x.runProc(context.Background(), []string{"/bin/sh", "-c", "sleep 30 & echo $! > child.pid; sleep 30"}, nil, 300*time.Millisecond, "run1", nil)
 	if err != nil {
@@ -548,11 +556,8 @@ func TestCommandKeywords(t *testing.T) {
 	}{
 		{"command_must_match_objective_keywords", `{"command":"grep -q TestLogin auth_login.txt","objective_keywords":["TestLogin","auth_login"]}`, Pass},
 		{"command_must_match_objective_keywords", `{"command":"grep -q TestLogin auth_login.txt","objective_keywords":["billing"]}`, Refused},
-		{"command_must_match_objective_keywords", `{"command":"echo billing && grep -q TestLogin auth_login.txt","objective_keywords":["billing"]}`, Refused},
-		{"command_must_match_objective_keywords", `{"command":"grep -q TestLogin auth_login.txt # billing","objective_keywords":["billing"]}`, Refused},
 		{"command_must_match_objective_keywords", `{"command":"grep -q TestLogin auth_login.txt","objective_keywords":[]}`, Refused},
 		{"command_must_match_objective_keywords", `{"command":"grep -q TestLogin auth_login.txt"}`, Refused},
-		{"command_must_match_objective_keywords", `{"command":"echo TestLogin","objective_keywords":["TestLogin"]}`, Refused},
 		{"command_must_match_objective_keywords", `{"command":["grep","-q","TestLogout","auth_login.txt"],"objective_keywords":["TestLogout"]}`, Fail},
 		{"command_zero_exit", `{"command":"grep -q TestLogin auth_login.txt","objective_keywords":["auth_login"]}`, Pass},
 		{"command_zero_exit", `{"command":"grep -q TestLogin auth_login.txt","objective_keywords":["nothere"]}`, Refused},
@@ -567,7 +572,7 @@ func TestCommandKeywords(t *testing.T) {
 			err = def.cls.check(args, def)
 		}
 		if err == nil {
-			x := &execution{args: args, def: def, cwd: dir, tmp: t.TempDir()}
+			x := r.execution(Request{Cwd: dir}, def, args, policies.ValidatorRule{}, dir, t.TempDir(), "")
 			out, rerr := def.cls.run(context.Background(), x)
 			if rerr != nil {
 				t.Fatal(rerr)
@@ -586,18 +591,46 @@ func TestCommandKeywords(t *testing.T) {
 // Without pytest installed the runner cannot run pytest_pass: an error
 // (exit 1), not a FAIL entry.
 func TestPytestMissing(t *testing.T) {
-	if err := exec.Command("python3", "-m", "pytest", "--version").Run(); err == nil {
+	r, l, dir := newTestRunner(t)
+	if r.Toolchain.Python == nil {
+		t.Skip("no python3")
+	}
+	if err := exec.Command(r.Toolchain.Python.Path, "-m", "pytest", "--version").Run(); err == nil {
 		t.Skip("pytest is installed")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not on PATH")
-	}
-	r, l, dir := newTestRunner(t)
-	_, err := r.Run(context.Background(), Request{Session: "s1", Claim: "done", Validator: "pytest_pass", Args: json.RawMessage(`{"target":"tests"}`), Cwd: dir})
+	_, err := r.Run(context.Background(), Request{Session: "s1", Claim: "done", Validator: "pytest_pass", Args: json.RawMessage(`{"target":"."}`), Cwd: dir})
 	if err == nil || !strings.Contains(err.Error(), "pytest is not installed") {
 		t.Fatalf("err = %v", err)
 	}
 	if es, _ := l.ReadVerified("s1"); len(es) != 0 {
 		t.Errorf("appended %d entries", len(es))
+	}
+}
+
+// With the default policy pytest_pass runs the whole suite: a failing
+// test elsewhere, a narrower target, or a conftest that deselects the
+// failing test cannot back done.
+func TestPytestWholeSuite(t *testing.T) {
+	r, _, dir := newTestRunner(t)
+	needPytest(t, r)
+	writeFiles(t, dir, map[string]string{
+		"pyproject.toml":    "[tool.pytest.ini_options]\n",
+		"tests/test_ok.py":  "def test_one():\n    assert 1 + 1 == 2\n",
+		"tests/test_bad.py": "def test_bad():\n    assert 1 == 2\n",
+	})
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{"target":"tests/test_ok.py"}`, dir); res.Outcome != Refused || !strings.Contains(res.Reason, `target must be "."`) {
+		t.Errorf("narrow target: %s %q", res.Outcome, res.Reason)
+	}
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{}`, filepath.Join(dir, "tests")); res.Outcome != Fail || !strings.Contains(res.Reason, "1 failed") {
+		t.Errorf("whole suite from a subdirectory: %s %q", res.Outcome, res.Reason)
+	}
+	writeFiles(t, dir, map[string]string{"conftest.py": "def pytest_collection_modifyitems(config, items):\n    keep = [i for i in items if 'bad' not in i.name]\n    config.hook.pytest_deselected(items=[i for i in items if 'bad' in i.name])\n    items[:] = keep\n"})
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{}`, dir); res.Outcome != Fail || !strings.Contains(res.Reason, "deselected") {
+		t.Errorf("conftest deselecting the failure: %s %q", res.Outcome, res.Reason)
+	}
+	t.Setenv("PYTEST_ADDOPTS", "-k test_one")
+	writeFiles(t, dir, map[string]string{"conftest.py": "\n"})
+	if res := runReq(t, r, "s1", "done", "pytest_pass", `{}`, dir); res.Outcome != Fail || !strings.Contains(res.Reason, "1 failed") {
+		t.Errorf("PYTEST_ADDOPTS from the caller: %s %q", res.Outcome, res.Reason)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -14,17 +15,16 @@ import (
 // command_must_match_objective_keywords.
 //
 // command_zero_exit {command, timeout, objective_keywords?}: runs the
-// command (an argv list, or a string run with `/bin/sh -c`) in the
-// working directory; PASS when it exits 0 within the timeout. Refused:
-// an empty command; a command whose status is 0 whatever the work's
-// state (see shell.go: true, :, echo, printf, test, exit 0, pipelines
-// ending in tee or cat, `… || true`, `sh -c true`, backgrounded commands,
-// --version/--help probes, git status/log/diff without --exit-code, …);
-// shell the analysis cannot follow (if/for/subshells/here-documents/
-// computed command names); a command that runs `go test` or pytest
-// itself (they exit 0 when a filter matches no test: use go_test_pass or
-// pytest_pass, which check that tests ran); objective keywords that the
-// command's real (non-trivial) words do not mention.
+// command in the working directory, as an argv (a string is split at
+// white space; no shell), with the harness's environment (fixed PATH,
+// GOENV=off, GOFLAGS=, GOTOOLCHAIN=local, a private TMPDIR); PASS when it
+// exits 0 within the timeout. The command must be on the claim binding's
+// allow list for the claim and the project (e.g. make test, npm test,
+// cargo test, go test ./...): a command whose status says nothing about
+// the work (expr 1, python3 -c 0, go vet, git rev-parse HEAD) cannot be
+// listed by accident, because nothing is allowed unless a human listed
+// it. Refused: an empty command, a command not on the list, objective
+// keywords the command's words do not mention.
 //
 // command_must_match_objective_keywords is the same class with
 // objective_keywords required: it composes with command_zero_exit by
@@ -50,74 +50,91 @@ func (c commandClass) params() map[string]paramSpec {
 
 func (commandClass) config(raw yaml.RawMessage) (any, error) { return noConfig(raw) }
 
-// commandVerdict analyzes the command argument.
-func commandVerdict(a Args) (verdict, string, error) {
+// commandArgv returns the command argument as an argv: a list as is, a
+// string split at white space.
+func commandArgv(a Args) ([]string, error) {
+	var argv []string
 	switch cmd := a["command"].(type) {
 	case string:
-		if strings.TrimSpace(cmd) == "" {
-			return verdict{}, "", errors.New("command is empty")
-		}
-		v, err := analyzeScript(cmd)
-		return v, cmd, err
+		argv = strings.Fields(cmd)
 	case []string:
-		if len(cmd) == 0 || cmd[0] == "" {
-			return verdict{}, "", errors.New("command is empty")
-		}
-		v, err := analyzeArgv(cmd)
-		return v, strings.Join(cmd, " "), err
+		argv = cmd
+	default:
+		return nil, errors.New("command is missing")
 	}
-	return verdict{}, "", errors.New("command is missing")
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("command is empty")
+	}
+	return argv, nil
 }
 
 func (c commandClass) check(a Args, d *Definition) error {
 	if a.dur("timeout") <= 0 {
 		return errors.New("timeout must be positive")
 	}
-	v, text, err := commandVerdict(a)
+	argv, err := commandArgv(a)
 	if err != nil {
-		return fmt.Errorf("command %q: %w", clip(text), err)
+		return err
 	}
-	if v.st == stOK || v.st == stPass {
-		return fmt.Errorf("command %q always exits 0 (%s), so it proves nothing; run the check that would fail if the work were wrong", clip(text), v.why)
-	}
-	if v.runner != "" {
-		dedicated := map[string]string{"go test": "go_test_pass", "pytest": "pytest_pass"}[v.runner]
-		return fmt.Errorf("command %q runs %s directly, which exits 0 even when no test ran; use the %s validator, which checks that tests actually ran", clip(text), v.runner, dedicated)
-	}
+	text := strings.Join(argv, " ")
 	kws, hasKw := a["objective_keywords"]
 	if c.keywords || hasKw {
 		list, _ := kws.([]string)
 		if len(list) == 0 {
 			return errors.New("objective_keywords is empty")
 		}
-		words := strings.ToLower(strings.Join(v.words, " "))
+		words := strings.ToLower(text)
 		for _, k := range list {
 			k = strings.TrimSpace(k)
 			if utf8.RuneCountInString(k) < 3 {
 				return fmt.Errorf("objective keyword %q is shorter than 3 characters", k)
 			}
 			if !strings.Contains(words, strings.ToLower(k)) {
-				return fmt.Errorf("command %q does not mention the objective keyword %q in a command that decides its status", clip(text), k)
+				return fmt.Errorf("command %q does not mention the objective keyword %q", clip(text), k)
 			}
 		}
 	}
 	return nil
 }
 
-func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
-	var argv []string
-	switch cmd := x.args["command"].(type) {
-	case string:
-		argv = []string{"/bin/sh", "-c", cmd}
-	case []string:
-		argv = cmd
+// checkAllowed refuses a command that is not on the allow list.
+func checkAllowed(a Args, allowed []string, claim string) error {
+	argv, err := commandArgv(a)
+	if err != nil {
+		return err
 	}
-	timeout := x.args.dur("timeout")
-	p, err := x.runProc(ctx, argv, nil, timeout, "run1", nil)
+	text := strings.Join(argv, " ")
+	for _, c := range allowed {
+		if c == text {
+			return nil
+		}
+	}
+	if len(allowed) == 0 {
+		return fmt.Errorf("command %q: the claim binding policy allows no command for %s in this project; a human adds one to its commands list", clip(text), claim)
+	}
+	return fmt.Errorf("command %q is not on the claim binding policy's allow list for %s in this project (allowed: %s); a command's exit status proves something only if a human chose it", clip(text), claim, strings.Join(allowed, "; "))
+}
+
+func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
+	argv, err := commandArgv(x.args)
 	if err != nil {
 		return nil, err
 	}
-	out := &outcome{runs: 1, detail: map[string]any{"exit_code": p.exitCode}}
+	path, err := x.tc.lookPath(argv[0], x.cwd)
+	if err != nil {
+		return failf("command not found: %v", err), nil
+	}
+	argv = append([]string{path}, argv[1:]...)
+	timeout := x.args.dur("timeout")
+	// The go settings too, so a `make test` that runs go is as hermetic
+	// as go_test_pass; HOME stays the user's (npm, cargo and rustup find
+	// their toolchains there).
+	env := append(x.goEnv(), "HOME="+userHome())
+	p, err := x.runProc(ctx, argv, env, timeout, "run1", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := &outcome{runs: 1, detail: map[string]any{"exit_code": p.exitCode, "path": path}}
 	if p.exitCode != 0 || p.timedOut {
 		out.reason = "command failed: " + p.describe(timeout)
 		return out, nil
@@ -131,4 +148,13 @@ func clip(s string) string {
 		return s[:77] + "..."
 	}
 	return s
+}
+
+// userHome is the user's home directory: command validators keep it
+// (npm, cargo and rustup find their toolchains and caches there).
+func userHome() string {
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	return "/"
 }

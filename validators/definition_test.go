@@ -117,7 +117,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"unknown class", "go_test_pass.yaml", strings.Replace(base, "class: go_test_pass", "class: magic", 1), "unknown class"},
 		{"arg the class lacks", "go_test_pass.yaml", base + "  verbose:\n    type: string\n", "takes no such argument"},
 		{"wrong type", "go_test_pass.yaml", strings.Replace(base, "type: integer", "type: string", 1), "needs \"integer\""},
-		{"required not required", "go_test_pass.yaml", strings.Replace(base, "    required: true\n", "", 1), "declared required"},
+		{"required not required", "command_zero_exit.yaml", strings.Replace(string(DefaultDefinitions()["command_zero_exit.yaml"]), "    required: true\n", "", 1), "declared required"},
 		{"default out of range", "go_test_pass.yaml", strings.Replace(base, "default: 1\n", "default: 20\n", 1), "above the maximum"},
 		{"bad duration", "go_test_pass.yaml", strings.Replace(base, "default: 10m", "default: ten", 1), "duration"},
 		{"config on configless", "go_test_pass.yaml", base + "config: {a: 1}\n", "no configuration"},

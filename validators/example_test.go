@@ -10,7 +10,7 @@ import (
 	"github.com/docket/docket/validators"
 )
 
-// A command whose exit status says nothing about the work is refused
+// A command that is not on the claim binding's allow list is refused
 // before anything runs, and nothing is appended.
 func ExampleRunner_Run() {
 	dir, _ := os.MkdirTemp("", "docket-example-")
@@ -35,6 +35,6 @@ func ExampleRunner_Run() {
 	fmt.Println(res.Hint)
 	// Output:
 	// refused
-	// weak arguments: command "go test ./... | tee test.log" always exits 0 (a pipeline ending in `tee test.log`), so it proves nothing; run the check that would fail if the work were wrong
+	// command "go test ./... | tee test.log" is not on the claim binding policy's allow list for done in this project (allowed: make test; make check; npm test; yarn test; pnpm test; cargo test; go test ./...); a command's exit status proves something only if a human chose it
 	// docket validate --claim done --validator command_zero_exit --args '{"command":["make","test"]}'
 }

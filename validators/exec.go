@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"strings"
 	"time"
 )
 
@@ -152,24 +150,4 @@ func (l *lineWriter) Flush() {
 		l.fn(l.buf)
 		l.buf = l.buf[:0]
 	}
-}
-
-// envWithout returns the process environment without the named variables
-// (and, for names ending in "*", any with that prefix).
-func envWithout(names ...string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		drop := false
-		for _, n := range names {
-			if p, ok := strings.CutSuffix(n, "*"); ok && strings.HasPrefix(k, p) || k == n {
-				drop = true
-				break
-			}
-		}
-		if !drop {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

@@ -62,9 +62,14 @@ func (fileDiffClass) check(a Args, d *Definition) error {
 const gitTimeout = time.Minute
 
 func (fileDiffClass) run(ctx context.Context, x *execution) (*outcome, error) {
-	env := append(envWithout("GIT_*"), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	gitPath, err := x.tc.lookPath("git", x.cwd)
+	if err != nil {
+		return nil, fmt.Errorf("file_diff_present: %w", err)
+	}
+	x.useTool("git", &Tool{Path: gitPath, Source: "system"})
+	env := append(x.tc.baseEnv(x.tmp), "HOME="+userHome(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
 	git := func(prefix string, onStdout io.Writer, args ...string) (*proc, error) {
-		argv := append([]string{"git", "--literal-pathspecs", "-c", "core.quotePath=false"}, args...)
+		argv := append([]string{gitPath, "--literal-pathspecs", "-c", "core.quotePath=false"}, args...)
 		return x.runProc(ctx, argv, env, gitTimeout, prefix, onStdout)
 	}
 	path, base := x.args.str("path"), x.args.str("base")
@@ -148,7 +153,7 @@ func (x *execution) firstLine(name string) string {
 
 // readArtifact returns up to 64 KiB of a captured artifact.
 func (x *execution) readArtifact(name string) string {
-	f, err := os.Open(filepath.Join(x.tmp, name))
+	f, err := os.Open(filepath.Join(x.tmp, x.prefix+name))
 	if err != nil {
 		return ""
 	}

@@ -1,35 +1,59 @@
 package validators
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 )
 
 // goTestClass implements go_test_pass {package, run, required_runs,
 // timeout}: runs `go test -count=1 -json [-run pattern] package`
-// required_runs times in the working directory, with GOFLAGS removed from
-// the environment (it could smuggle in -run or -exec). PASS when every run
-// exits 0, no test fails and at least one test actually ran in every run
-// (skipped tests do not count; "no test files" and a -run pattern matching
-// nothing are FAIL). Refused: an empty package, a package or pattern
-// starting with "-" (flag injection), whitespace in the package, a pattern
-// that does not compile, required_runs < 1. `./...` is allowed: it is the
-// strongest package pattern there is.
+// required_runs times with the harness's toolchain and environment (the
+// go binary from the policy or `docket init`, GOENV=off, GOFLAGS=,
+// GOTOOLCHAIN=local, a fixed PATH, a private TMPDIR and HOME, the
+// harness's own GOCACHE and GOMODCACHE).
+//
+// Before running, `go list` (same toolchain) resolves the package
+// pattern: every package must belong to the main module, inside the
+// session's project (the standard library and other modules are
+// refused). With the rule's scope "project" the package must be ./...
+// and the tests run from the module root. The test functions each package
+// defines (Test, Fuzz and Example functions with output, as `go test
+// -list` would report them) are read from the sources, without running
+// the test binary, which a TestMain could make lie.
+//
+// PASS when every run exits 0, no test fails, at least one test passed,
+// and the set of top-level tests that reported equals the set the
+// sources define (filtered by run): a TestMain, init or flag that
+// narrows the run leaves tests out, and the run fails naming them.
+// Subtests are not listed (they are created at run time); their parent
+// reports their result. Refused: a package or pattern starting with "-",
+// whitespace in the package, a pattern that does not compile,
+// required_runs < 1, a run pattern the binding does not allow.
 type goTestClass struct{}
 
 func init() { classes["go_test_pass"] = goTestClass{} }
 
 func (goTestClass) params() map[string]paramSpec {
 	return map[string]paramSpec{
-		"package":       {typ: "string", required: true},
+		"package":       {typ: "string"},
 		"run":           {typ: "string"},
 		"required_runs": {typ: "integer"},
 		"timeout":       {typ: "duration"},
@@ -67,18 +91,95 @@ func (goTestClass) check(a Args, d *Definition) error {
 	return nil
 }
 
+// goTestPlan is what prepare found: the packages and their tests.
+type goTestPlan struct {
+	pkgs     []*goListPackage
+	expected map[string]map[string]bool // import path -> test names
+	testMain []string                   // packages with a TestMain
+}
+
+func (goTestClass) prepare(ctx context.Context, x *execution) error {
+	if x.tc.Go == nil {
+		return fmt.Errorf("go_test_pass: no go toolchain: run 'docket init' where go is on PATH, or set toolchains.go in claim_binding.yaml")
+	}
+	if err := x.tc.Go.usable("go", "toolchains.go"); err != nil {
+		return err
+	}
+	x.useTool("go", x.tc.Go)
+	pattern := x.args.str("package")
+	if x.rule.Scope == "project" {
+		if pattern != "./..." {
+			return refusef("claim %s needs the whole module tested: package must be ./... (the policy's scope for %s is project), not %q", x.claim, x.def.Name, pattern)
+		}
+		mod := moduleRoot(x.cwd, x.root)
+		if mod == "" {
+			return refusef("no go.mod in %s or its parents inside the project %s: go_test_pass has no module to test", x.cwd, x.root)
+		}
+		x.cwd = mod
+	}
+	pkgs, err := x.goList(ctx, pattern)
+	if err != nil {
+		return err
+	}
+	plan := &goTestPlan{expected: map[string]map[string]bool{}}
+	var first string
+	if run := x.args.str("run"); run != "" {
+		first = splitRegexp(run)[0]
+	}
+	for _, p := range pkgs {
+		switch {
+		case p.Error != nil && p.Module == nil && !p.Standard:
+			return refusef("package %s: %s", p.ImportPath, strings.TrimSpace(p.Error.Err))
+		case p.Standard:
+			return refusef("package %s is in the standard library, not the project: test the project's packages", p.ImportPath)
+		case p.Module == nil || !p.Module.Main:
+			mod := "no module"
+			if p.Module != nil {
+				mod = "module " + p.Module.Path
+			}
+			return refusef("package %s belongs to %s, not to the project's main module: test the project's packages", p.ImportPath, mod)
+		case !within(x.root, p.Dir) || (p.Module.Dir != "" && !within(x.root, p.Module.Dir)):
+			return refusef("package %s is in %s, outside the session's project %s", p.ImportPath, p.Dir, x.root)
+		}
+		names, hasMain, err := testFuncs(p)
+		if err != nil {
+			return fmt.Errorf("go_test_pass: list tests of %s: %w", p.ImportPath, err)
+		}
+		if hasMain {
+			plan.testMain = append(plan.testMain, p.ImportPath)
+		}
+		want := map[string]bool{}
+		for _, n := range names {
+			if first == "" || matchRun(first, n) {
+				want[n] = true
+			}
+		}
+		plan.expected[p.ImportPath] = want
+		plan.pkgs = append(plan.pkgs, p)
+	}
+	x.state = plan
+	return nil
+}
+
 func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
-	argv := []string{"go", "test", "-count=1", "-json"}
+	plan, _ := x.state.(*goTestPlan)
+	if plan == nil {
+		return nil, errors.New("go_test_pass: not prepared")
+	}
+	argv := []string{x.tc.Go.Path, "test", "-count=1", "-json"}
 	if run := x.args.str("run"); run != "" {
 		argv = append(argv, "-run", run)
 	}
 	argv = append(argv, x.args.str("package"))
-	env := envWithout("GOFLAGS")
+	env := x.goEnv()
 	runs := int(x.args.integer("required_runs"))
 	timeout := x.args.dur("timeout")
-	out := &outcome{testsRun: -1}
+	out := &outcome{testsRun: -1, detail: map[string]any{"packages": len(plan.pkgs)}}
+	if len(plan.testMain) > 0 {
+		out.detail["test_main"] = plan.testMain
+	}
 	for i := 1; i <= runs; i++ {
-		var sum goTestSummary
+		sum := goTestSummary{reported: map[string]map[string]bool{}}
 		lw := &lineWriter{fn: sum.line}
 		p, err := x.runProc(ctx, argv, env, timeout, fmt.Sprintf("run%d", i), lw)
 		if err != nil {
@@ -89,14 +190,194 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		if out.testsRun < 0 || sum.ran() < out.testsRun {
 			out.testsRun = sum.ran()
 		}
-		if reason := sum.verdict(p, timeout, x.args.str("run")); reason != "" {
+		reason := sum.verdict(p, timeout, x.args.str("run"))
+		if reason == "" {
+			reason = sum.compare(plan.expected)
+		}
+		if reason != "" {
 			out.reason = fmt.Sprintf("run %d of %d: %s", i, runs, reason)
-			out.detail = map[string]any{"failed_tests": sum.failedNames()}
+			out.detail["failed_tests"] = sum.failedNames()
 			return out, nil
 		}
 	}
 	out.pass = true
 	return out, nil
+}
+
+// goEnv is the go command's environment for this run: the toolchain's,
+// with GOWORK off unless the project root holds a go.work.
+func (x *execution) goEnv() []string {
+	env := x.tc.goEnv(x.tmp)
+	if w := filepath.Join(x.root, "go.work"); fileExists(w) {
+		return append(env, "GOWORK="+w)
+	}
+	return append(env, "GOWORK=off")
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// moduleRoot is the nearest directory from dir up to root holding a
+// go.mod, or "".
+func moduleRoot(dir, root string) string {
+	for d := dir; within(root, d); d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "go.mod")) {
+			return d
+		}
+		if d == root || filepath.Dir(d) == d {
+			break
+		}
+	}
+	return ""
+}
+
+// goListPackage is the part of `go list -json` go_test_pass reads.
+type goListPackage struct {
+	ImportPath string
+	Dir        string
+	Standard   bool
+	Module     *struct {
+		Path, Dir string
+		Main      bool
+	}
+	TestGoFiles  []string
+	XTestGoFiles []string
+	Error        *struct{ Err string }
+}
+
+// goList resolves pattern with the harness's go in x.cwd.
+func (x *execution) goList(ctx context.Context, pattern string) ([]*goListPackage, error) {
+	var buf bytes.Buffer
+	argv := []string{x.tc.Go.Path, "list", "-e", "-json=ImportPath,Dir,Standard,Module,TestGoFiles,XTestGoFiles,Error", pattern}
+	p, err := x.runProc(ctx, argv, x.goEnv(), 2*time.Minute, "list", &buf)
+	if err != nil {
+		return nil, err
+	}
+	if p.exitCode != 0 {
+		return nil, refusef("go list %s failed (%s): %s", pattern, p.describe(2*time.Minute), x.firstLine("list.stderr"))
+	}
+	var pkgs []*goListPackage
+	dec := json.NewDecoder(&buf)
+	for {
+		var pk goListPackage
+		if err := dec.Decode(&pk); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go list output: %w", err)
+		}
+		pkgs = append(pkgs, &pk)
+	}
+	if len(pkgs) == 0 {
+		return nil, refusef("package pattern %q matches no package in %s", pattern, x.cwd)
+	}
+	return pkgs, nil
+}
+
+// testFuncs returns the tests `go test -list .` would name for p, read
+// from its test files: Test and Fuzz functions, and Example functions
+// with an output comment. hasMain reports a TestMain.
+func testFuncs(p *goListPackage) (names []string, hasMain bool, err error) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, f := range append(append([]string(nil), p.TestGoFiles...), p.XTestGoFiles...) {
+		af, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil, false, err
+		}
+		files = append(files, af)
+		for _, d := range af.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Type.TypeParams != nil {
+				continue
+			}
+			name := fn.Name.Name
+			switch {
+			case name == "TestMain" && paramIs(fn, "M"):
+				hasMain = true
+			case isTestName(name, "Test"), isTestName(name, "Fuzz"):
+				names = append(names, name)
+			}
+		}
+	}
+	for _, ex := range doc.Examples(files...) {
+		if ex.Output != "" || ex.EmptyOutput {
+			names = append(names, "Example"+ex.Name)
+		}
+	}
+	return names, hasMain, nil
+}
+
+// isTestName is cmd/go's rule: the prefix, then nothing or a rune that
+// is not lower case.
+func isTestName(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	if len(name) == len(prefix) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(name[len(prefix):])
+	return !unicode.IsLower(r)
+}
+
+// paramIs reports whether fn's single parameter is *testing.<typ>.
+func paramIs(fn *ast.FuncDecl, typ string) bool {
+	ps := fn.Type.Params.List
+	if len(ps) != 1 {
+		return false
+	}
+	star, ok := ps[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == typ
+}
+
+// splitRegexp splits a -run pattern at the slashes that are not inside
+// brackets or parentheses, as the testing package does.
+func splitRegexp(s string) []string {
+	var parts []string
+	cs, cp := 0, 0
+	last := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs--; cs < 0 {
+				cs = 0
+			}
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+		case '/':
+			if cs == 0 && cp == 0 {
+				parts = append(parts, s[last:i])
+				last = i + 1
+			}
+		}
+	}
+	return append(parts, s[last:])
+}
+
+// matchRun reports whether a top-level test name matches the first
+// element of a -run pattern.
+func matchRun(first, name string) bool {
+	if first == "" {
+		return true
+	}
+	re, err := regexp.Compile(first)
+	return err == nil && re.MatchString(name)
 }
 
 // goTestEvent is one line of `go test -json` (test2json) output.
@@ -113,6 +394,9 @@ type goTestSummary struct {
 	failedTests             []string // top-level and subtests
 	failedPkgs              []string
 	buildFailed             []string
+	// reported holds the top-level tests that ended (pass, fail or
+	// skip), by package.
+	reported map[string]map[string]bool
 }
 
 func (s *goTestSummary) line(b []byte) {
@@ -121,6 +405,12 @@ func (s *goTestSummary) line(b []byte) {
 		return // not an event (e.g. a build error on stdout)
 	}
 	top := e.Test != "" && !strings.Contains(e.Test, "/")
+	if top && s.reported != nil && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
+		if s.reported[e.Package] == nil {
+			s.reported[e.Package] = map[string]bool{}
+		}
+		s.reported[e.Package][e.Test] = true
+	}
 	switch e.Action {
 	case "pass":
 		if top {
@@ -143,6 +433,41 @@ func (s *goTestSummary) line(b []byte) {
 	case "build-fail":
 		s.buildFailed = append(s.buildFailed, e.ImportPath)
 	}
+}
+
+// compare returns "" when the tests that reported are exactly the
+// expected ones, else what differs.
+func (s *goTestSummary) compare(expected map[string]map[string]bool) string {
+	var missing, extra []string
+	for pkg, want := range expected {
+		for n := range want {
+			if !s.reported[pkg][n] {
+				missing = append(missing, pkg+"."+n)
+			}
+		}
+	}
+	for pkg, got := range s.reported {
+		for n := range got {
+			if !expected[pkg][n] {
+				extra = append(extra, pkg+"."+n)
+			}
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	clipList := func(l []string) string {
+		if len(l) > 10 {
+			return strings.Join(l[:10], ", ") + fmt.Sprintf(" (+%d more)", len(l)-10)
+		}
+		return strings.Join(l, ", ")
+	}
+	switch {
+	case len(missing) > 0:
+		return fmt.Sprintf("%d test(s) the packages define did not run: %s (a TestMain, init or flag narrowed the run)", len(missing), clipList(missing))
+	case len(extra) > 0:
+		return fmt.Sprintf("the run reported %d test(s) the packages do not define: %s", len(extra), clipList(extra))
+	}
+	return ""
 }
 
 // ran is the number of top-level tests that ran (passed or failed).

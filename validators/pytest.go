@@ -4,20 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/docket/docket/policies"
 )
 
 // pytestClass implements pytest_pass {target, required_runs, timeout}:
-// runs `<python> -m pytest -p no:cacheprovider target` required_runs
-// times with PYTEST_ADDOPTS, PYTEST_PLUGINS and color variables removed.
-// PASS when every run exits 0 and its summary line reports at least one
-// passed test and no failures or errors; "no tests ran" is FAIL. Refused:
-// an empty target, a target starting with "-", required_runs < 1.
+// runs `<python> -E -s -m pytest -p no:cacheprovider target`
+// required_runs times with the harness's python3 (config python when it
+// is an absolute path, else the toolchain's) and environment: a fixed
+// PATH, a private TMPDIR and HOME, no PYTHON* or PYTEST_* variables of
+// the caller (-E), no user site directory (-s). PASS when every run
+// exits 0 and its summary line reports at least one passed test and no
+// failures or errors; "no tests ran" is FAIL. With the rule's scope
+// "project" the target must be "." and pytest runs from the project's
+// Python root with no target (its configured testpaths, else
+// everything), and a deselected test fails the run. Refused: an empty
+// target, a target starting with "-", required_runs < 1.
 type pytestClass struct{}
 
 type pytestConfig struct {
@@ -28,7 +36,7 @@ func init() { classes["pytest_pass"] = pytestClass{} }
 
 func (pytestClass) params() map[string]paramSpec {
 	return map[string]paramSpec{
-		"target":        {typ: "string", required: true},
+		"target":        {typ: "string"},
 		"required_runs": {typ: "integer"},
 		"timeout":       {typ: "duration"},
 	}
@@ -60,13 +68,45 @@ func (pytestClass) check(a Args, d *Definition) error {
 	return nil
 }
 
-func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
-	py := x.def.config.(*pytestConfig).Python
-	if _, err := exec.LookPath(py); err != nil {
-		return nil, fmt.Errorf("pytest_pass: %s not found: %w", py, err)
+func (pytestClass) prepare(ctx context.Context, x *execution) error {
+	if x.rule.Scope != "project" {
+		return nil
 	}
-	argv := []string{py, "-m", "pytest", "-p", "no:cacheprovider", "--color=no", x.args.str("target")}
-	env := envWithout("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PY_COLORS", "FORCE_COLOR")
+	if t := x.args.str("target"); t != "." {
+		return refusef("claim %s needs the whole test suite: target must be \".\" (the policy's scope for %s is project), not %q", x.claim, x.def.Name, t)
+	}
+	for d := x.cwd; within(x.root, d); d = filepath.Dir(d) {
+		if policies.IsPythonProject(d) {
+			x.cwd = d
+			return nil
+		}
+		if d == x.root {
+			break
+		}
+	}
+	x.cwd = x.root
+	return nil
+}
+
+func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
+	tool := x.tc.Python
+	if py := x.def.config.(*pytestConfig).Python; filepath.IsAbs(py) {
+		tool = &Tool{Path: py, Source: "definition"}
+	}
+	if tool == nil {
+		return nil, fmt.Errorf("pytest_pass: no python3 toolchain: run 'docket init' where python3 is on PATH, or set toolchains.python3 in claim_binding.yaml")
+	}
+	if err := tool.usable("python3", "toolchains.python3"); err != nil {
+		return nil, err
+	}
+	x.useTool("python3", tool)
+	py := tool.Path
+	argv := []string{py, "-E", "-s", "-m", "pytest", "-p", "no:cacheprovider", "--color=no"}
+	whole := x.rule.Scope == "project"
+	if !whole {
+		argv = append(argv, x.args.str("target"))
+	}
+	env := append(x.tc.baseEnv(x.tmp), "HOME="+filepath.Join(x.tmp, "home"), "PYTHONDONTWRITEBYTECODE=1")
 	runs := int(x.args.integer("required_runs"))
 	timeout := x.args.dur("timeout")
 	out := &outcome{testsRun: -1}
@@ -90,7 +130,11 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		if out.testsRun < 0 || ran < out.testsRun {
 			out.testsRun = ran
 		}
-		if reason := last.verdict(p, timeout.String()); reason != "" {
+		reason := last.verdict(p, timeout.String())
+		if reason == "" && whole && last.Deselected > 0 {
+			reason = fmt.Sprintf("%d test(s) deselected: the whole suite must run", last.Deselected)
+		}
+		if reason != "" {
 			out.reason = fmt.Sprintf("run %d of %d: %s", i, runs, reason)
 			return out, nil
 		}
@@ -103,6 +147,7 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 type pytestSummary struct {
 	Found                                             bool
 	Passed, Failed, Errors, Skipped, XFailed, XPassed int
+	Deselected                                        int
 	NoTests                                           bool
 }
 
@@ -145,6 +190,8 @@ func parsePytestSummary(line string) (pytestSummary, bool) {
 			s.XFailed = n
 		case "xpassed":
 			s.XPassed = n
+		case "deselected":
+			s.Deselected = n
 		}
 	}
 	return s, true

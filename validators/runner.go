@@ -50,6 +50,10 @@ type Request struct {
 	Validator string
 	Args      json.RawMessage // a JSON object
 	Cwd       string          // absolute working directory the validator runs in
+	// ProjectRoot is the root of the project the session runs in (see
+	// policies.ProjectRoot of the directory the hooks first saw the
+	// session in); Cwd must lie inside it. Empty means the project of Cwd.
+	ProjectRoot string
 }
 
 // Result is what a validation produced. Refusals and failures are
@@ -79,6 +83,8 @@ type Runner struct {
 	Binding     *policies.Binding
 	Definitions map[string]*Definition
 	Ledger      Ledger
+	// Toolchain is what validators run with (LoadToolchain).
+	Toolchain *Toolchain
 }
 
 // NewRunner loads the claim binding policy and the validator definitions
@@ -92,7 +98,11 @@ func NewRunner(h home.Home, l Ledger) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{Binding: b, Definitions: defs, Ledger: l}, nil
+	tc, err := LoadToolchain(context.Background(), h, b.Toolchains)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{Binding: b, Definitions: defs, Ledger: l, Toolchain: tc}, nil
 }
 
 // Run checks req against the binding policy and the definition, runs the
@@ -105,7 +115,15 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, fmt.Errorf("run validator: working directory %q is not absolute", req.Cwd)
 	}
-	def, args, refusal := r.check(req, res)
+	if r.Toolchain == nil {
+		return nil, errors.New("run validator: no toolchain (use NewRunner)")
+	}
+	root, refusal := r.checkProject(&req, res)
+	if refusal != nil {
+		return refusal, nil
+	}
+	res.Cwd = req.Cwd
+	def, args, rule, refusal := r.check(req, res)
 	if refusal != nil {
 		return refusal, nil
 	}
@@ -121,17 +139,25 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("run validator: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	x := &execution{args: args, def: def, cwd: req.Cwd, session: req.Session, ledger: r.Ledger, binding: r.Binding, tmp: tmp}
+	x := r.execution(req, def, args, rule, root, tmp, "")
 	tree := recordTree(r.Ledger, req.Cwd)
 	start := time.Now()
-	out, err := def.cls.run(ctx, x)
+	out, refused, err := x.prepareAndRun(ctx)
+	if err == nil && refused == "" && out.pass && len(rule.With) > 0 {
+		out, refused, err = r.runCompanion(ctx, req, x, out)
+	}
 	res.DurationMS = time.Since(start).Milliseconds()
 	if err != nil {
 		return nil, fmt.Errorf("run validator: %w", err)
 	}
+	if refused != "" {
+		res.Outcome, res.Reason, res.Hint = Refused, refused, r.exampleHint(req.Claim, rule, root)
+		return res, nil
+	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("run validator: interrupted: %w", ctx.Err())
 	}
+	res.Cwd = x.cwd
 	res.Outcome, res.Reason, res.Runs, res.TestsRun = Fail, out.reason, out.runs, out.testsRun
 	kind := ledger.KindValidatorFail
 	if out.pass {
@@ -142,7 +168,8 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 		"validator":         req.Validator,
 		"class":             def.Class,
 		"args":              jsonArgs(args),
-		"cwd":               req.Cwd,
+		"cwd":               x.cwd,
+		"project_root":      root,
 		"result":            string(res.Outcome),
 		"runs":              out.runs,
 		"tests_run":         out.testsRun,
@@ -156,6 +183,12 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	if len(out.detail) > 0 {
 		body["detail"] = out.detail
+	}
+	if tools := x.toolRecords(); len(tools) > 0 {
+		body["toolchain"] = tools
+	}
+	if out.with != nil {
+		body["with"] = out.with
 	}
 	arts, closeAll, err := x.openArtifacts()
 	if err != nil {
@@ -177,10 +210,10 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 
 // check applies the binding policy and the definition's schema. It
 // returns a Result when the request is refused.
-func (r *Runner) check(req Request, res *Result) (*Definition, Args, *Result) {
-	refuse := func(hint, format string, a ...any) (*Definition, Args, *Result) {
+func (r *Runner) check(req Request, res *Result) (*Definition, Args, policies.ValidatorRule, *Result) {
+	refuse := func(hint, format string, a ...any) (*Definition, Args, policies.ValidatorRule, *Result) {
 		res.Outcome, res.Reason, res.Hint = Refused, fmt.Sprintf(format, a...), hint
-		return nil, nil, res
+		return nil, nil, policies.ValidatorRule{}, res
 	}
 	rules := r.Binding.Validators(req.Claim)
 	if rules == nil {
@@ -192,9 +225,9 @@ func (r *Runner) check(req Request, res *Result) (*Definition, Args, *Result) {
 		for _, ru := range rules {
 			names = append(names, ru.Name)
 		}
-		return refuse(exampleHint(req.Claim, rules[0]), "validator %q may not back claim %q; allowed: %s", req.Validator, req.Claim, strings.Join(names, ", "))
+		return refuse(r.exampleHint(req.Claim, r.suggest(req.Claim, req.ProjectRoot, rules[0]), req.ProjectRoot), "validator %q may not back claim %q; allowed: %s", req.Validator, req.Claim, strings.Join(names, ", "))
 	}
-	hint := exampleHint(req.Claim, rule)
+	hint := r.exampleHint(req.Claim, rule, req.ProjectRoot)
 	def, ok := r.Definitions[req.Validator]
 	if !ok {
 		return refuse("", "unknown validator %q: no definition installed for it", req.Validator)
@@ -209,10 +242,45 @@ func (r *Runner) check(req Request, res *Result) (*Definition, Args, *Result) {
 	if err := def.cls.check(args, def); err != nil {
 		return refuse(hint, "weak arguments: %v", err)
 	}
-	return def, args, nil
+	if err := r.checkRule(req, rule, def, args); err != nil {
+		return refuse(hint, "%v", err)
+	}
+	return def, args, rule, nil
 }
 
-func exampleHint(claim string, rule policies.ValidatorRule) string {
+// checkRule applies the rule's own limits: no run filter unless the
+// rule allows one, and a command validator's command must be on the
+// allow list for the claim and project.
+func (r *Runner) checkRule(req Request, rule policies.ValidatorRule, def *Definition, args Args) error {
+	if args.str("run") != "" && !rule.AllowRun {
+		return fmt.Errorf("the claim binding policy allows no run filter for %s with %s: a filter can leave out the failing test; run the whole package set (drop \"run\")", req.Claim, req.Validator)
+	}
+	if _, ok := def.cls.(commandClass); ok {
+		return checkAllowed(args, r.Binding.Commands(req.Claim, req.Validator, req.ProjectRoot), req.Claim)
+	}
+	return nil
+}
+
+// suggest returns the rule as fitted to the project (its example), or
+// rule itself when the project has no fitted version of it.
+func (r *Runner) suggest(claim, root string, rule policies.ValidatorRule) policies.ValidatorRule {
+	if root == "" {
+		return rule
+	}
+	fitted := r.Binding.ForProject(root).Validators(claim)
+	for _, f := range fitted {
+		if f.Name == rule.Name {
+			return f
+		}
+	}
+	if len(fitted) > 0 && len(rule.With) > 0 {
+		return fitted[0]
+	}
+	return rule
+}
+
+func (r *Runner) exampleHint(claim string, rule policies.ValidatorRule, root string) string {
+	rule = r.suggest(claim, root, rule)
 	return fmt.Sprintf("docket validate --claim %s --validator %s --args '%s'", claim, rule.Name, rule.Example)
 }
 
@@ -404,6 +472,7 @@ type outcome struct {
 	runs     int
 	testsRun int
 	detail   map[string]any
+	with     map[string]any // the companion validator's run (rule.With)
 }
 
 func failf(format string, a ...any) *outcome {
@@ -419,16 +488,25 @@ type execution struct {
 	ledger  EntryReader
 	binding *policies.Binding
 	tmp     string // private scratch directory, removed after the run
-	arts    []string
+	arts    *[]string
+
+	claim  string
+	rule   policies.ValidatorRule
+	root   string     // the session's project root; cwd lies inside it
+	tc     *Toolchain // the toolchains and caches to run with
+	prefix string     // artifact name prefix (a companion's runs)
+	tools  map[string]*Tool
+	state  any // what a class's prepare found, for its run
 }
 
 // artifactFile creates a scratch file that becomes the named artifact.
 func (x *execution) artifactFile(name string) (*os.File, error) {
+	name = x.prefix + name
 	f, err := os.Create(filepath.Join(x.tmp, name))
 	if err != nil {
 		return nil, err
 	}
-	x.arts = append(x.arts, name)
+	*x.arts = append(*x.arts, name)
 	return f, nil
 }
 
@@ -454,7 +532,7 @@ func (x *execution) openArtifacts() ([]ledger.Artifact, func(), error) {
 			f.Close()
 		}
 	}
-	for _, name := range x.arts {
+	for _, name := range *x.arts {
 		f, err := os.Open(filepath.Join(x.tmp, name))
 		if err != nil {
 			closeAll()

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/policies"
 )
 
 // newTestRunner returns a runner over the default binding and
@@ -26,7 +28,48 @@ func newTestRunner(t *testing.T) (*Runner, *MemLedger, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shareGoCache(t, r)
 	return r, l, t.TempDir()
+}
+
+// looseBinding lets done be backed by any package, run filter, the
+// commands the class tests run, and file_diff_present alone: for testing
+// the classes themselves, apart from the default policy's limits.
+const looseBinding = `version: 1
+claims:
+  done:
+    - {validator: go_test_pass, allow_run: true, example: '{"package":"./..."}'}
+    - {validator: pytest_pass, example: '{"target":"tests"}'}
+    - validator: command_zero_exit
+      commands: ["grep hello out.txt", "grep -q goodbye out.txt", "grep -q x /dev/null", "grep -q TestLogin auth_login.txt", "sh -c sleep"]
+      example: '{"command":["make","test"]}'
+    - {validator: file_diff_present, example: '{"path":"main.go"}'}
+  fixed: []
+  tests_pass: []
+  shipped: []
+  blocked: []
+  delegation: []
+`
+
+// newLooseRunner is newTestRunner over looseBinding.
+func newLooseRunner(t *testing.T) (*Runner, *MemLedger, string) {
+	t.Helper()
+	r, l, dir := newTestRunner(t)
+	b, err := policies.ParseBinding(policies.Source{Name: "claim_binding.yaml", Origin: "test", Data: []byte(looseBinding)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Binding = b
+	return r, l, dir
+}
+
+// shareGoCache points the runner's build cache at the test process's
+// (a fresh cache rebuilds the standard library: seconds per test).
+func shareGoCache(t *testing.T, r *Runner) {
+	t.Helper()
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil && len(strings.TrimSpace(string(out))) > 0 {
+		r.Toolchain.GoCache = strings.TrimSpace(string(out))
+	}
 }
 
 func TestRunnerRefusals(t *testing.T) {
@@ -46,7 +89,10 @@ func TestRunnerRefusals(t *testing.T) {
 		{"unknown argument", "done", "go_test_pass", `{"package":"./...","count":1}`, `unknown argument "count"`},
 		{"wrong type", "done", "go_test_pass", `{"package":"./...","required_runs":"3"}`, "want an integer"},
 		{"fraction", "done", "go_test_pass", `{"package":"./...","required_runs":1.5}`, "want an integer"},
-		{"missing required", "done", "go_test_pass", `{"run":"TestX"}`, `missing required argument "package"`},
+		{"run filter not allowed", "done", "go_test_pass", `{"run":"TestX"}`, `allows no run filter`},
+		{"narrow package", "done", "go_test_pass", `{"package":"./calc"}`, `package must be ./...`},
+		{"narrow package tests_pass", "tests_pass", "go_test_pass", `{"package":"./calc","required_runs":2}`, `package must be ./...`},
+		{"narrow pytest", "done", "pytest_pass", `{"target":"tests/test_x.py::test_one"}`, `target must be "."`},
 		{"zero runs", "done", "go_test_pass", `{"package":"./...","required_runs":0}`, "below the minimum 1"},
 		{"too many runs", "done", "go_test_pass", `{"package":"./...","required_runs":1000}`, "above the maximum"},
 		{"policy minimum", "tests_pass", "go_test_pass", `{"package":"./...","required_runs":1}`, "requires at least 2"},
@@ -54,19 +100,26 @@ func TestRunnerRefusals(t *testing.T) {
 		{"empty package", "done", "go_test_pass", `{"package":""}`, "package is required"},
 		{"flag package", "done", "go_test_pass", `{"package":"-exec=true"}`, "looks like a flag"},
 		{"bad run pattern", "done", "go_test_pass", `{"package":"./...","run":"Test("}`, "run pattern"},
-		{"trivial command", "done", "command_zero_exit", `{"command":"true"}`, "always exits 0"},
-		{"trivial argv", "done", "command_zero_exit", `{"command":["echo","tests pass"]}`, "always exits 0"},
-		{"masked command", "shipped", "command_zero_exit", `{"command":"git push || true"}`, "always exits 0"},
-		{"exit 0", "done", "command_zero_exit", `{"command":"go test ./...; exit 0"}`, "forces exit status 0"},
+		{"trivial command", "done", "command_zero_exit", `{"command":"true"}`, "not on the claim binding policy's allow list"},
+		{"trivial argv", "done", "command_zero_exit", `{"command":["echo","tests pass"]}`, "not on the claim binding policy's allow list"},
+		{"expr", "done", "command_zero_exit", `{"command":["expr","1"]}`, "not on the claim binding policy's allow list"},
+		{"python -c", "done", "command_zero_exit", `{"command":"python3 -c 0"}`, "not on the claim binding policy's allow list"},
+		{"go vet", "done", "command_zero_exit", `{"command":"go vet ./..."}`, "not on the claim binding policy's allow list"},
+		{"git rev-parse", "shipped", "command_zero_exit", `{"command":["git","rev-parse","HEAD"]}`, "not on the claim binding policy's allow list"},
+		{"allowed plus args", "done", "command_zero_exit", `{"command":["make","test","TESTS=none"]}`, "not on the claim binding policy's allow list"},
+		{"allowed in a shell", "done", "command_zero_exit", `{"command":["sh","-c","make test"]}`, "not on the claim binding policy's allow list"},
+		{"masked command", "shipped", "command_zero_exit", `{"command":"git push || true"}`, "not on the claim binding policy's allow list"},
+		{"exit 0", "done", "command_zero_exit", `{"command":"go test ./...; exit 0"}`, "not on the claim binding policy's allow list"},
 		{"empty command", "done", "command_zero_exit", `{"command":""}`, "command is required"},
+		{"blank command", "done", "command_zero_exit", `{"command":"  "}`, "command is empty"},
 		{"command number", "done", "command_zero_exit", `{"command":3}`, "command string or an argv list"},
 		{"timeout too long", "done", "command_zero_exit", `{"command":["make","test"],"timeout":"100h"}`, "above the maximum"},
 		{"bad timeout", "done", "command_zero_exit", `{"command":["make","test"],"timeout":"soon"}`, "duration"},
 		{"keyword missing", "done", "command_zero_exit", `{"command":["make","test-auth"],"objective_keywords":["billing"]}`, "does not mention"},
-		{"go test directly", "done", "command_zero_exit", `{"command":"go test -run TestLogin ./auth"}`, "use the go_test_pass validator"},
-		{"go test wrapped", "done", "command_zero_exit", `{"command":["sh","-c","cd auth && go test ./..."]}`, "use the go_test_pass validator"},
-		{"pytest directly", "done", "command_zero_exit", `{"command":"python3 -m pytest -k login"}`, "use the pytest_pass validator"},
-		{"pytest in pipeline", "done", "command_zero_exit", `{"command":"set -o pipefail; pytest -q | tee log"}`, "use the pytest_pass validator"},
+		{"go test narrowed", "done", "command_zero_exit", `{"command":"go test -run TestLogin ./auth"}`, "not on the claim binding policy's allow list"},
+		{"go test wrapped", "done", "command_zero_exit", `{"command":["sh","-c","cd auth && go test ./..."]}`, "not on the claim binding policy's allow list"},
+		{"pytest directly", "done", "command_zero_exit", `{"command":"python3 -m pytest -k login"}`, "not on the claim binding policy's allow list"},
+		{"pytest in pipeline", "done", "command_zero_exit", `{"command":"set -o pipefail; pytest -q | tee log"}`, "not on the claim binding policy's allow list"},
 		{"whole tree diff", "done", "file_diff_present", `{"path":"."}`, "whole tree"},
 		{"escaping diff", "done", "file_diff_present", `{"path":"../x"}`, "leaves the working directory"},
 		{"range base", "done", "file_diff_present", `{"path":"a.go","base":"HEAD~3..HEAD"}`, "not a range"},
@@ -108,7 +161,7 @@ func TestRunnerHint(t *testing.T) {
 }
 
 func TestRunnerPassAndFail(t *testing.T) {
-	r, l, dir := newTestRunner(t)
+	r, l, dir := newLooseRunner(t)
 	if err := os.WriteFile(filepath.Join(dir, "out.txt"), []byte("hello world\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +220,7 @@ func TestRunnerPassAndFail(t *testing.T) {
 }
 
 func TestRunnerErrors(t *testing.T) {
-	r, l, dir := newTestRunner(t)
+	r, l, dir := newLooseRunner(t)
 	req := Request{Session: "s1", Claim: "done", Validator: "command_zero_exit", Args: json.RawMessage(`{"command":["grep","-q","x","/dev/null"]}`), Cwd: dir}
 	l.Err = io.ErrUnexpectedEOF
 	if _, err := r.Run(context.Background(), req); err == nil || !strings.Contains(err.Error(), "run validator: append") {
@@ -184,4 +237,17 @@ func TestRunnerErrors(t *testing.T) {
 	if _, err := r.Run(context.Background(), bad); err == nil {
 		t.Error("relative cwd accepted")
 	}
+}
+
+func mustDefault(t *testing.T) []byte {
+	t.Helper()
+	b, err := policies.Default(policies.BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func parseBindingString(s string) (*policies.Binding, error) {
+	return policies.ParseBinding(policies.Source{Name: policies.BindingFile, Origin: "test", Data: []byte(s)})
 }

@@ -134,6 +134,7 @@ func decide(stdin io.Reader, rt hooks.Runtime) (hooks.Answer, hooks.Runtime, err
 	if err != nil {
 		return blockAnswer(ev.Name, "docket-gate: "+err.Error()+"; the final message was not checked"), ev.Runtime, err
 	}
+	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID) // for `docket validate` without --session
 	g, err := gate.New(h)
 	if err != nil {
 		return blockAnswer(ev.Name, "docket-gate: "+err.Error()+". A human must fix the policy file under $DOCKET_HOME/policies (or remove it to use the default)."), ev.Runtime, err

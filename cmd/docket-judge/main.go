@@ -127,6 +127,7 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore bool) (hooks
 	if err != nil {
 		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny, Reason: "docket-judge: " + err.Error() + "; failing closed"}, nil
 	}
+	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID) // for `docket validate` without --session
 	trace := os.Getenv("DOCKET_JUDGE_TRACE") != ""
 	t0 := time.Now()
 	root := judge.ProjectRoot(ev.Cwd)

@@ -14,17 +14,23 @@ import (
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
+	"github.com/docket/docket/validators"
 )
 
-const initUsage = `usage: docket init
+const initUsage = `usage: docket init [--toolchains]
 
 Creates the state root ($DOCKET_HOME, else $XDG_STATE_HOME/docket, else
 ~/.local/state/docket): the HMAC key and the Ed25519 checkpoint key
 (mode 0400, never overwritten), the checkpoint verifier key
 (keys/checkpoint.vkey, printed), the default policies and validator
-definitions (installed read-only; existing files are kept), and the
-approval of those defaults (see 'docket policy'). Running it again
-changes nothing.
+definitions (installed read-only; existing files are kept), the approval
+of those defaults (see 'docket policy'), and toolchains.json: the go and
+python3 found on your PATH, by real path and version, which validators run
+instead of whatever is first on an agent's PATH. Running it again changes
+nothing.
+
+Flags:
+  --toolchains   record the toolchains again (after an upgrade)
 
 Exit codes: 0 ready, 1 could not create the state root.
 `
@@ -33,10 +39,11 @@ func init() {
 	commands["init"] = command{summary: "create the state root, keys and default policies", run: runInit}
 }
 
-func runInit(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+func runInit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, initUsage) }
+	retool := fs.Bool("toolchains", false, "")
 	if err := fs.Parse(args); err != nil {
 		return exitCode(2, nil)
 	}
@@ -87,6 +94,22 @@ func runInit(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 		created = append(created, policies.ApprovalPath(h))
 	case len(changes) > 0:
 		fmt.Fprintf(stderr, "docket: warning: the policy files differ from the approved ones (%s); review them with 'docket policy approve'\n", changes[0])
+	}
+	rec, notes := validators.RecordToolchains(ctx, nil)
+	wrote, err := validators.WriteToolchainRecord(h, rec, *retool)
+	if err != nil {
+		return err
+	}
+	if wrote {
+		created = append(created, h.ToolchainsPath())
+		for _, name := range []string{"go", "python3"} {
+			if t, ok := rec.Tools[name]; ok {
+				fmt.Fprintf(stdout, "toolchain %s: %s (%s)\n", name, t.Path, t.Version)
+			}
+		}
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "docket: warning: toolchain %s\n", n)
+		}
 	}
 	fmt.Fprintf(stdout, "state root: %s\n", h.Root)
 	if len(created) == 0 {

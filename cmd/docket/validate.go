@@ -14,6 +14,7 @@ import (
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/policies"
 	"github.com/docket/docket/validators"
 )
 
@@ -35,16 +36,23 @@ Flags:
   --args-file FILE   read the arguments from FILE ("-" for stdin) instead
   --session S        session to record in (default: the session the hooks
                      last saw in the working directory)
-  --cwd DIR          working directory the validator runs in (default: .)
+  --cwd DIR          working directory the validator runs in (default: .);
+                     it must lie inside the session's project (the git
+                     work tree the hooks first saw the session in)
   --json             print the result as JSON
 
 Example:
   docket validate --claim tests_pass --validator go_test_pass \
       --args '{"package":"./...","required_runs":2}'
 
+Validators run with the toolchains 'docket init' recorded (or the policy
+names), a fixed PATH, GOENV=off, GOFLAGS= and GOTOOLCHAIN=local, never
+the caller's PATH, go env file or GOFLAGS.
+
 Exit codes: 0 PASS (validator_pass appended), 2 FAIL (validator_fail
 appended), 3 REFUSED (validator not allowed for the claim, unknown
-validator, or weak arguments; nothing appended), 1 could not run
+validator, weak arguments, a command not on the allow list, or evidence
+from outside the session's project; nothing appended), 1 could not run
 (bad flags, no keys: run 'docket init', unreadable ledger or policy).
 `
 
@@ -148,7 +156,11 @@ func runValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return fmt.Errorf("run validator: %w", err)
 	}
-	res, err := r.Run(ctx, validators.Request{Session: session, Claim: f.claim, Validator: f.validator, Args: rawArgs, Cwd: cwd})
+	root, err := sessionProject(h, l, session)
+	if err != nil {
+		return fmt.Errorf("run validator: %w", err)
+	}
+	res, err := r.Run(ctx, validators.Request{Session: session, Claim: f.claim, Validator: f.validator, Args: rawArgs, Cwd: cwd, ProjectRoot: root})
 	if err != nil {
 		return err
 	}
@@ -202,6 +214,35 @@ func defaultSession(h home.Home, cwd string) (string, error) {
 		return h.SessionForDir(wd)
 	}
 	return "", nil
+}
+
+// sessionProject is the project the session runs in: the project the
+// hooks recorded when they first saw the session, else the git work tree
+// of the working directory its first recorded tool call ran in, else of
+// the process's working directory (a session no hook has seen yet).
+func sessionProject(h home.Home, l *ledger.Ledger, session string) (string, error) {
+	_, root, err := h.SessionDir(session)
+	if err != nil || root != "" {
+		return root, err
+	}
+	dir := ""
+	if entries, err := l.ReadVerified(session); err == nil {
+		for _, e := range entries {
+			var b struct {
+				Cwd string `json:"cwd"`
+			}
+			if (e.Kind == ledger.KindToolCall || e.Kind == ledger.KindToolFailure) && json.Unmarshal(e.Body, &b) == nil && filepath.IsAbs(b.Cwd) {
+				dir = b.Cwd
+				break
+			}
+		}
+	}
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return "", fmt.Errorf("locate the session's project: %w", err)
+		}
+	}
+	return policies.ProjectRoot(dir), nil
 }
 
 // resultLine is the one-line human result.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/policies"
 )
 
 func TestValidateCommand(t *testing.T) {
@@ -20,10 +21,33 @@ func TestValidateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
+	proj := t.TempDir()
+	work := filepath.Join(proj, "work")
+	for _, d := range []string{work, filepath.Join(proj, ".git")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(work, "result.txt"), []byte("ok: migration applied\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The hooks saw session s1 start in the project, whose policy allows
+	// two grep commands.
+	if err := h.RecordSessionForDir(proj, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	def, err := policies.Default(policies.BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := strings.Replace(string(def), "projects: []", "projects:\n  - root: "+proj+"\n    commands: {done: [\"grep -q migration result.txt\", \"grep -q rollback result.txt\"]}", 1)
+	if err := os.MkdirAll(h.PoliciesDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.BindingFile), []byte(pol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
 	call := func(args ...string) (code int, stdout, stderr string) {
 		t.Helper()
 		var out, errb bytes.Buffer
@@ -54,7 +78,8 @@ func TestValidateCommand(t *testing.T) {
 		{"fail", []string{"--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":"grep -q rollback result.txt"}`, "--cwd", work}, 2, "FAIL done command_zero_exit: command failed: exit status 1", ""},
 		{"wrong validator", []string{"--session", "s1", "--claim", "tests_pass", "--validator", "command_zero_exit", "--args", pass, "--cwd", work}, 3, "REFUSED tests_pass command_zero_exit: validator \"command_zero_exit\" may not back claim", "hint: docket validate --claim tests_pass --validator go_test_pass"},
 		{"weak args", []string{"--session", "s1", "--claim", "tests_pass", "--validator", "go_test_pass", "--args", `{"package":"./...","required_runs":1}`, "--cwd", work}, 3, "REFUSED tests_pass go_test_pass: weak arguments", "hint:"},
-		{"trivial", []string{"--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":"echo done"}`, "--cwd", work}, 3, "always exits 0", ""},
+		{"trivial", []string{"--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":"echo done"}`, "--cwd", work}, 3, "not on the claim binding policy's allow list", ""},
+		{"outside the project", []string{"--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args", pass, "--cwd", elsewhere}, 3, "outside the session's project", "hint:"},
 		{"unknown validator", []string{"--session", "s1", "--claim", "done", "--validator", "vibes", "--args", `{}`, "--cwd", work}, 3, "REFUSED done vibes", ""},
 		{"unquoted json", []string{"--session", "s1", "--claim", "done", "--validator", "go_test_pass", "--args", `{"package":`, `"./..."}`}, 1, "", "hint: quote the JSON"},
 		{"args twice", []string{"--session", "s1", "--claim", "done", "--validator", "go_test_pass", "--args", `{}`, "--args-file", "x.json"}, 1, "", "mutually exclusive"},

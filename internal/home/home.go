@@ -64,6 +64,14 @@ func (h Home) PoliciesDir() string       { return filepath.Join(h.Root, "policie
 func (h Home) ValidatorsDir() string     { return filepath.Join(h.Root, "validators") }
 func (h Home) StorePath() string         { return filepath.Join(h.Root, "store.db") }
 
+// ToolchainsPath is where `docket init` records the toolchains (go,
+// python3) validators run, by absolute path and version.
+func (h Home) ToolchainsPath() string { return filepath.Join(h.Root, "toolchains.json") }
+
+// CacheDir holds the validators' own build caches (go-build, mod), kept
+// apart from the user's, which anything the agent runs can write.
+func (h Home) CacheDir() string { return filepath.Join(h.Root, "cache") }
+
 // RunDir holds small mutable bookkeeping that is not evidence: the
 // last-session-per-directory index, the gate's consecutive-block counters.
 func (h Home) RunDir() string { return filepath.Join(h.Root, "run") }
