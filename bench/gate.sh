@@ -19,7 +19,7 @@ N=${N:-100}
 FILES=${FILES:-10000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+[ -n "${KEEP:-}" ] && echo "keeping $work" || trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/bin"
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/bin/" ./cmd/docket ./cmd/docket-gate ./bench/noop ./bench/spawn)
 export DOCKET_HOME="$work/home"
@@ -57,7 +57,7 @@ stop big "$work/big" >"$work/big.json"
 stop small "$work/small" >"$work/small.json"
 printf '{"session_id":"quiet","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Here is how the parser works."}' "$work/big" >"$work/quiet.json"
 for s in big small; do
-	"$work/bin/docket" validate --session "$s" --cwd "$work/$s" --claim done --validator command_zero_exit --args '{"command":["make","test"]}' | cut -c1-100
+	(cd "$work/$s" && "$work/bin/docket" validate --session "$s" --claim done --validator command_zero_exit --args '{"command":["make","test"]}' | cut -c1-100)
 	# the first stop may hash what the validation could not cache yet
 	"$work/bin/docket-gate" <"$work/$s.json" >"$work/$s.out"
 	if [ -s "$work/$s.out" ]; then
