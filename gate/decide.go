@@ -2,11 +2,14 @@ package gate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/docket/docket/hooks"
+	"github.com/docket/docket/internal/worktree"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
 )
@@ -43,6 +46,28 @@ type passBody struct {
 	Result    string          `json:"result"`
 	Args      json.RawMessage `json:"args"`
 	Cwd       string          `json:"cwd"`
+	// Worktree is the project root and tree digest the pass validated.
+	Worktree *worktree.Pass `json:"worktree"`
+}
+
+// decide gathers what Decide needs for one stop: the session's project
+// root from the payload's cwd, the state root's working-tree store (its
+// stat cache MACed with a key from the ledger's keys when l is a real
+// ledger), and the command-name hint.
+func (g *Gate) decide(ev *hooks.Event, l Evidence, claims []Claim, entries []*ledger.Entry) Decision {
+	store := worktree.LedgerStore(l)
+	if store.Dir == "" && g.Home.Root != "" {
+		store = worktree.StateStore(g.Home, nil) // no key: nothing cached is trusted
+	}
+	f := Freshness{
+		Scan:     store.Scan,
+		Manifest: store.Manifest,
+		Hint:     func(after uint64) *Write { return LastWrite(l, entries, after, g.Lexicon) },
+	}
+	if ev.Cwd != "" && filepath.IsAbs(ev.Cwd) {
+		f.SessionRoot = worktree.FindRoot(ev.Cwd)
+	}
+	return Decide(claims, entries, f, policies.ForCwd(g.Binding, ev.Cwd))
 }
 
 // Write is the last file-modifying tool call found in a ledger.
@@ -129,11 +154,12 @@ func readCommand(ev Evidence, e *ledger.Entry) (string, error) {
 type Status string
 
 const (
-	Supported  Status = "supported"
-	Missing    Status = "missing"     // no validator_pass for the claim
-	Stale      Status = "stale"       // the latest allowed pass precedes a write
-	NotAllowed Status = "not_allowed" // passes exist, none from an allowed validator
-	NoBinding  Status = "no_binding"  // the policy allows no validator at all
+	Supported    Status = "supported"
+	Missing      Status = "missing"       // no validator_pass for the claim
+	Stale        Status = "stale"         // the tree changed since the latest allowed pass
+	NotAllowed   Status = "not_allowed"   // passes exist, none from an allowed validator
+	NoBinding    Status = "no_binding"    // the policy allows no validator at all
+	OtherProject Status = "other_project" // allowed passes exist, none for this session's project
 )
 
 // Verdict is the gate's finding for one claim type of the message.
@@ -142,13 +168,34 @@ type Verdict struct {
 	Claims []Claim // every sentence making the claim
 	Status Status
 	// Pass is the validator_pass entry relied on (Supported) or found
-	// stale (Stale).
+	// stale (Stale, OtherProject).
 	Pass      *ledger.Entry
 	Validator string
-	// Write is the write that made Pass stale.
+	// Tree is how the working tree compares with what Pass validated.
+	Tree *TreeCheck
+	// Write is the last file-modifying call after a stale Pass, if the
+	// command-name lexicon recognised one: a hint for the reason only.
 	Write *Write
 	// Rules are the validators the binding allows, for the block reason.
 	Rules []policies.ValidatorRule
+	// Revalidate is the docket validate command that re-runs Pass.
+	Revalidate string
+	// SessionRoot is the project the session runs in; Cwd is where Pass
+	// ran (OtherProject).
+	SessionRoot, Cwd string
+}
+
+// TreeCheck compares a pass's working-tree digest with the tree now.
+type TreeCheck struct {
+	Root      string // the project root the pass validated
+	Validated string // its recorded digest ("" when none was recorded)
+	Current   string // the digest now ("" when it could not be computed)
+	// Changes are the differences, when the validated manifest is still
+	// stored; Unknown says it is not (the paths cannot be named).
+	Changes []worktree.Change
+	Unknown bool
+	// Err says why freshness could not be established.
+	Err string
 }
 
 // Decision is the gate's finding for a whole message.
@@ -170,36 +217,194 @@ func (d Decision) Unsupported() []Verdict {
 // Allowed reports whether every claim is supported.
 func (d Decision) Allowed() bool { return len(d.Unsupported()) == 0 }
 
+// Freshness is what Decide needs beyond the ledger: the project the
+// session runs in and the working tree as it is now.
+type Freshness struct {
+	// SessionRoot is the project root of the stop payload's cwd (see
+	// worktree.FindRoot); "" when the payload names no directory, and
+	// then no pass can back a claim.
+	SessionRoot string
+	// Scan returns the tree at a project root as it is now.
+	Scan func(root string) (*worktree.Tree, error)
+	// Manifest returns the files of a validated tree by digest, to name
+	// what changed; nil or an error leaves the paths unnamed.
+	Manifest func(digest string) ([]worktree.File, error)
+	// Hint returns the last file-modifying call after seq (see
+	// LastWrite); nil for none.
+	Hint func(after uint64) *Write
+}
+
 // Decide matches claims against verified entries: a claim type is
 // supported only by a validator_pass entry whose body names that claim
 // and result "pass", whose validator the binding allows for the claim,
-// and that is newer than the last write (lastWrite, nil for none). It is
-// pure: all I/O happened before.
-func Decide(claims []Claim, entries []*ledger.Entry, lastWrite *Write, b Binding) Decision {
+// whose working directory and project root lie inside the session's
+// project root, and whose recorded working-tree digest equals the
+// tree's digest now. Which command changed the tree does not matter;
+// f.Hint only names a likely one. The newest pass that is fresh wins;
+// when none is, the verdict describes the newest candidate.
+func Decide(claims []Claim, entries []*ledger.Entry, f Freshness, b Binding) Decision {
 	var d Decision
+	scans := map[string]scanResult{}
+	scan := func(root string) scanResult {
+		if r, ok := scans[root]; ok {
+			return r
+		}
+		var r scanResult
+		if f.Scan == nil {
+			r.err = errors.New("no tree scanner")
+		} else {
+			r.tree, r.err = f.Scan(root)
+		}
+		scans[root] = r
+		return r
+	}
 	for _, ty := range ClaimTypesOf(claims) {
-		v := Verdict{Type: ty, Rules: b.Validators(ty)}
+		v := Verdict{Type: ty, Rules: b.Validators(ty), SessionRoot: f.SessionRoot}
 		for _, c := range claims {
 			if c.Type == ty {
 				v.Claims = append(v.Claims, c)
 			}
 		}
-		pass, validator, disallowed := latestPass(entries, ty, b)
-		switch {
-		case len(v.Rules) == 0:
+		if len(v.Rules) == 0 {
 			v.Status = NoBinding
-		case pass == nil && disallowed != "":
-			v.Status, v.Validator = NotAllowed, disallowed
-		case pass == nil:
-			v.Status = Missing
-		case lastWrite != nil && lastWrite.Seq > pass.Seq:
-			v.Status, v.Pass, v.Validator, v.Write = Stale, pass, validator, lastWrite
-		default:
-			v.Status, v.Pass, v.Validator = Supported, pass, validator
+			d.Verdicts = append(d.Verdicts, v)
+			continue
 		}
+		decideType(&v, entries, f, b, scan)
 		d.Verdicts = append(d.Verdicts, v)
 	}
 	return d
+}
+
+type scanResult struct {
+	tree *worktree.Tree
+	err  error
+}
+
+func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, scan func(string) scanResult) {
+	var disallowed string
+	var stale, elsewhere *Verdict
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Kind != ledger.KindValidatorPass {
+			continue
+		}
+		var body passBody
+		if err := json.Unmarshal(e.Body, &body); err != nil {
+			continue
+		}
+		if body.Claim != v.Type || body.Result != "pass" {
+			continue
+		}
+		if !b.Allows(v.Type, body.Validator) {
+			if disallowed == "" {
+				disallowed = body.Validator
+			}
+			continue
+		}
+		cand := *v
+		cand.Pass, cand.Validator, cand.Cwd = e, body.Validator, body.Cwd
+		cand.Revalidate = revalidate(e.Session, v.Type, body)
+		if !inProject(f.SessionRoot, body) {
+			if elsewhere == nil {
+				cand.Status = OtherProject
+				elsewhere = &cand
+			}
+			continue
+		}
+		tc := &TreeCheck{}
+		if body.Worktree != nil {
+			tc.Root, tc.Validated = body.Worktree.Root, body.Worktree.Digest
+		}
+		cand.Tree = tc
+		switch {
+		case body.Worktree == nil || tc.Root == "":
+			tc.Err = "the pass records no working-tree digest (made by an older docket)"
+		case tc.Validated == "":
+			tc.Err = "the pass has no working-tree digest: " + body.Worktree.Error
+		default:
+			r := scan(tc.Root)
+			if r.err != nil {
+				tc.Err = "the working tree cannot be digested now: " + r.err.Error()
+				break
+			}
+			tc.Current = r.tree.Digest
+			if tc.Current == tc.Validated {
+				cand.Status = Supported
+				*v = cand
+				return
+			}
+		}
+		if stale == nil {
+			cand.Status = Stale
+			if tc.Current != "" {
+				tc.Changes, tc.Unknown = changes(f, tc.Validated, scan(tc.Root).tree)
+			}
+			if f.Hint != nil {
+				cand.Write = f.Hint(e.Seq)
+			}
+			stale = &cand
+		}
+	}
+	switch {
+	case stale != nil:
+		*v = *stale
+	case elsewhere != nil:
+		*v = *elsewhere
+	case disallowed != "":
+		v.Status, v.Validator = NotAllowed, disallowed
+	default:
+		v.Status = Missing
+	}
+}
+
+// changes names what differs between the validated tree and cur.
+func changes(f Freshness, validated string, cur *worktree.Tree) ([]worktree.Change, bool) {
+	if f.Manifest == nil || cur == nil {
+		return nil, true
+	}
+	old, err := f.Manifest(validated)
+	if err != nil {
+		return nil, true
+	}
+	return worktree.Diff(old, cur.Files), false
+}
+
+// inProject reports whether a pass was made inside the session's
+// project: its cwd and its recorded project root both lie within
+// sessionRoot (symlinks resolved where the paths still exist).
+func inProject(sessionRoot string, body passBody) bool {
+	if sessionRoot == "" || body.Cwd == "" || !filepath.IsAbs(body.Cwd) {
+		return false
+	}
+	if !worktree.Within(sessionRoot, resolve(body.Cwd)) {
+		return false
+	}
+	if body.Worktree != nil && body.Worktree.Root != "" && !worktree.Within(sessionRoot, resolve(body.Worktree.Root)) {
+		return false
+	}
+	return true
+}
+
+func resolve(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// revalidate is the docket validate command that re-runs a pass.
+func revalidate(session, claim string, body passBody) string {
+	args := string(body.Args)
+	if args == "" {
+		args = "{}"
+	}
+	cmd := fmt.Sprintf("docket validate --session %s", session)
+	if body.Cwd != "" {
+		cmd += " --cwd " + shellQuote(body.Cwd)
+	}
+	return cmd + fmt.Sprintf(" --claim %s --validator %s --args %s", claim, body.Validator, shellQuote(args))
 }
 
 // latestPass returns the newest validator_pass for claim from an allowed
@@ -253,3 +458,83 @@ func MinRelevantSeq(claims []Claim, entries []*ledger.Entry, b Binding) uint64 {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// MaxNamedChanges is how many changed paths a block reason names.
+const MaxNamedChanges = 5
+
+// staleWhy explains a Stale verdict for the block reason.
+func staleWhy(v Verdict) string {
+	var b strings.Builder
+	tc := v.Tree
+	if tc == nil {
+		tc = &TreeCheck{Err: "no working-tree check"}
+	}
+	if tc.Err != "" {
+		fmt.Fprintf(&b, "stale: validator_pass at seq %d (%s) cannot be shown to match the working tree: %s", v.Pass.Seq, v.Validator, oneLine(tc.Err))
+	} else {
+		fmt.Fprintf(&b, "stale: the working tree %s changed since validator_pass at seq %d (%s)", tc.Root, v.Pass.Seq, v.Validator)
+		if tc.Unknown || len(tc.Changes) == 0 {
+			b.WriteString(" (the validated file list is no longer stored, so the changed paths cannot be named)")
+		} else {
+			b.WriteString(": ")
+			for i, c := range tc.Changes {
+				if i == MaxNamedChanges {
+					break
+				}
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%s %s", c.Kind, c.Path)
+			}
+			if n := len(tc.Changes); n > MaxNamedChanges {
+				fmt.Fprintf(&b, " and %d more (%d paths changed)", n-MaxNamedChanges, n)
+			} else {
+				fmt.Fprintf(&b, " (%d path(s) changed)", n)
+			}
+		}
+	}
+	if v.Write != nil {
+		fmt.Fprintf(&b, "; the last file-modifying call after it was seq %d (%s)", v.Write.Seq, v.Write.What)
+	}
+	if v.Revalidate != "" {
+		b.WriteString("\n  re-validate: " + v.Revalidate)
+	}
+	return b.String()
+}
+
+// otherProjectWhy explains an OtherProject verdict.
+func otherProjectWhy(v Verdict) string {
+	if v.SessionRoot == "" {
+		return fmt.Sprintf("the stop payload names no working directory, so validator_pass at seq %d (%s) cannot be tied to this session's project", v.Pass.Seq, v.Validator)
+	}
+	project := v.SessionRoot
+	return fmt.Sprintf("the newest validator_pass for %s (seq %d, %s) ran in %s, outside this session's project %s; evidence from another directory backs nothing here. Validate inside the project (docket validate --cwd DIR)", v.Type, v.Pass.Seq, v.Validator, v.Cwd, project)
+}
+
+// treeBody adds the working-tree comparison to a gate_decision claim body.
+func treeBody(m map[string]any, tc *TreeCheck) {
+	if tc == nil {
+		return
+	}
+	m["tree_root"] = tc.Root
+	if tc.Validated != "" {
+		m["tree_validated"] = tc.Validated
+	}
+	if tc.Current != "" {
+		m["tree_current"] = tc.Current
+	}
+	if tc.Err != "" {
+		m["tree_error"] = truncate(tc.Err, 200)
+	}
+	if len(tc.Changes) > 0 {
+		var paths []string
+		for i, c := range tc.Changes {
+			if i == 20 {
+				break
+			}
+			paths = append(paths, c.Kind+" "+c.Path)
+		}
+		m["tree_changes"] = paths
+		m["tree_changed"] = len(tc.Changes)
+	}
+}

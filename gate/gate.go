@@ -2,7 +2,10 @@
 // (from the hook payload, or backwards from the transcript), finds every
 // claim in it with the claim lexicon, and allows the stop only when the
 // session's verified ledger holds a fresh validator_pass, from a validator
-// the claim binding allows, for each claimed type. Every decision on a
+// the claim binding allows, for each claimed type. Fresh means made in
+// the session's project on the working tree as it is now: the pass's
+// recorded tree digest (internal/worktree) equals the tree's digest at
+// the stop. Every decision on a
 // message with claims is itself a gate_decision ledger entry.
 package gate
 
@@ -115,9 +118,7 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 			r.Claims = Extract(text, g.Lexicon)
 		}
 	}
-	after := MinRelevantSeq(r.Claims, entries, g.Binding)
-	w := LastWrite(l, entries, after, g.Lexicon)
-	r.Decision = Decide(r.Claims, entries, w, policies.ForCwd(g.Binding, ev.Cwd))
+	r.Decision = g.decide(ev, l, r.Claims, entries)
 
 	msgSum := sha256.Sum256([]byte(text))
 	body := func(decision string, blocks int) map[string]any {
@@ -383,7 +384,9 @@ func blockReason(session string, d Decision) string {
 		case Missing:
 			fmt.Fprintf(&b, "no validator_pass for %s in session %s", v.Type, session)
 		case Stale:
-			fmt.Fprintf(&b, "stale: validator_pass at seq %d (%s) was followed by a file-modifying call at seq %d (%s)", v.Pass.Seq, v.Validator, v.Write.Seq, v.Write.What)
+			b.WriteString(staleWhy(v))
+		case OtherProject:
+			b.WriteString(otherProjectWhy(v))
 		case NotAllowed:
 			fmt.Fprintf(&b, "the only validator_pass for %s comes from %s, which the claim binding policy does not allow for %s", v.Type, v.Validator, v.Type)
 		case NoBinding:
@@ -431,6 +434,7 @@ func verdictBodies(d Decision) []map[string]any {
 		if v.Write != nil {
 			m["write_seq"] = v.Write.Seq
 		}
+		treeBody(m, v.Tree)
 		out = append(out, m)
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/worktree"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
 )
@@ -24,6 +25,43 @@ type memLedger struct {
 	artifacts map[*ledger.Entry]map[string][]byte
 	readErr   error
 	appendErr error
+	// home and proj are the state root and the project passes are made
+	// in; pass creates them on first use.
+	home home.Home
+	proj string
+}
+
+// Home and Keys make the gate use the fake's state root for working-tree
+// manifests (no keys: no stat cache).
+func (m *memLedger) Home() home.Home    { return m.home }
+func (m *memLedger) Keys() *ledger.Keys { return nil }
+
+// project returns the project directory (a git work tree holding a.go
+// and a_test.go), creating it and the state root on first use.
+func (m *memLedger) project(t testing.TB) string {
+	t.Helper()
+	if m.proj == "" {
+		m.proj = t.TempDir()
+		m.home, _ = home.At(t.TempDir())
+		for name, data := range map[string]string{".git/HEAD": "ref: refs/heads/main\n", "a.go": "package a\n", "a_test.go": "package a\n"} {
+			p := filepath.Join(m.proj, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return m.proj
+}
+
+// edit rewrites a file of the project.
+func (m *memLedger) edit(t testing.TB, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(m.project(t), name), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (m *memLedger) ReadVerified(session string) ([]*ledger.Entry, error) {
@@ -83,14 +121,24 @@ func (m *memLedger) tool(t *testing.T, session, tool string, input any) {
 	}
 }
 
-func (m *memLedger) pass(t *testing.T, session, claim, validator, result string) {
+// pass records a validator entry made in the project, with the digest
+// of its tree as it is now (as the runner records it).
+func (m *memLedger) pass(t testing.TB, session, claim, validator, result string) {
 	t.Helper()
+	m.passIn(t, m.project(t), session, claim, validator, result)
+}
+
+// passIn records a validator entry made in dir.
+func (m *memLedger) passIn(t testing.TB, dir, session, claim, validator, result string) {
+	t.Helper()
+	m.project(t)
 	kind := ledger.KindValidatorPass
 	if result != "pass" {
 		kind = ledger.KindValidatorFail
 	}
 	if _, err := m.Append(session, ledger.Record{Kind: kind, Tool: validator, Body: map[string]any{
-		"claim": claim, "validator": validator, "args": map[string]any{"package": "./..."}, "cwd": "/w", "result": result,
+		"claim": claim, "validator": validator, "args": map[string]any{"package": "./..."}, "cwd": dir, "result": result,
+		"worktree": worktree.LedgerStore(m).Record(dir),
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +176,14 @@ func testGate(t testing.TB, l Evidence) *Gate {
 	return &Gate{Home: h, Lexicon: lex, Binding: b, OpenLedger: func() (Evidence, error) { return l, nil }}
 }
 
-func stopEvent(msg string) *hooks.Event {
-	return &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, RawName: hooks.Stop, SessionID: "s1",
+// stopEvent is a Stop in the fake's project (no cwd when m is nil).
+func stopEvent(msg string, m ...*memLedger) *hooks.Event {
+	ev := &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, RawName: hooks.Stop, SessionID: "s1",
 		LastAssistantMessage: msg, HasLastAssistantMessage: true}
+	if len(m) > 0 && m[0] != nil {
+		ev.Cwd = m[0].proj
+	}
+	return ev
 }
 
 func TestGateDecisions(t *testing.T) {
@@ -150,15 +203,18 @@ func TestGateDecisions(t *testing.T) {
 				`docket validate --session s1 --claim tests_pass --validator pytest_pass`}},
 		{name: "edit then passes", msg: claimMsg, want: Allow, decisions: []string{"allow"}, setup: func(t *testing.T, m *memLedger) {
 			m.tool(t, "s1", "Edit", map[string]any{"file_path": "/w/a.go"})
+			m.edit(t, "a.go", "package a // edited\n")
 			m.pass(t, "s1", "done", "go_test_pass", "pass")
 			m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
 		}},
 		{name: "edit after pass is stale", msg: claimMsg, want: Block, decisions: []string{"block"},
-			reason: []string{"stale: validator_pass at seq 0 (go_test_pass) was followed by a file-modifying call at seq 2 (Write)"},
+			reason: []string{"stale: the working tree ", "changed since validator_pass at seq 0 (go_test_pass): modified a.go (1 path(s) changed)",
+				"the last file-modifying call after it was seq 2 (Write)", "re-validate: docket validate --session s1 --cwd "},
 			setup: func(t *testing.T, m *memLedger) {
 				m.pass(t, "s1", "done", "go_test_pass", "pass")
 				m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
 				m.tool(t, "s1", "Write", map[string]any{"file_path": "/w/a.go"})
+				m.edit(t, "a.go", "package a // edited\n")
 			}},
 		{name: "read-only bash after pass stays fresh", msg: claimMsg, want: Allow, setup: func(t *testing.T, m *memLedger) {
 			m.pass(t, "s1", "done", "go_test_pass", "pass")
@@ -167,16 +223,73 @@ func TestGateDecisions(t *testing.T) {
 			m.tool(t, "s1", "Bash", map[string]any{"command": "docket validate --claim done --validator go_test_pass --args '{\"package\":\"./...\"}'"})
 			m.tool(t, "s1", "Read", map[string]any{"file_path": "/w/a.go"})
 		}, decisions: []string{"allow"}},
-		{name: "bash write after pass is stale", msg: claimMsg, want: Block, reason: []string{"Bash: sed -i s/a/b/ a.go"}, setup: func(t *testing.T, m *memLedger) {
+		{name: "bash write after pass is stale", msg: claimMsg, want: Block, reason: []string{"modified a.go", "Bash: sed -i s/a/b/ a.go"}, setup: func(t *testing.T, m *memLedger) {
 			m.pass(t, "s1", "done", "go_test_pass", "pass")
 			m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
 			m.tool(t, "s1", "Bash", map[string]any{"command": "sed -i s/a/b/ a.go"})
+			m.edit(t, "a.go", "pbckbge b\n")
 		}, decisions: []string{"block"}},
-		{name: "bash with unreadable input is a write", msg: claimMsg, want: Block, reason: []string{"command unreadable"}, setup: func(t *testing.T, m *memLedger) {
+		// Content decides, not command names: a writer the lexicon misses
+		// is caught, and a recognised writer that changed nothing is not.
+		{name: "unrecognised writer is stale", msg: claimMsg, want: Block, reason: []string{"modified a.go", "added gen.go"}, setup: func(t *testing.T, m *memLedger) {
+			m.pass(t, "s1", "done", "go_test_pass", "pass")
+			m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
+			m.tool(t, "s1", "Bash", map[string]any{"command": "python3 fix.py"})
+			m.edit(t, "a.go", "package a // fixed by a script\n")
+			m.edit(t, "gen.go", "package a\n")
+		}, decisions: []string{"block"}},
+		{name: "write that changed nothing stays fresh", msg: claimMsg, want: Allow, setup: func(t *testing.T, m *memLedger) {
+			m.pass(t, "s1", "done", "go_test_pass", "pass")
+			m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
+			m.tool(t, "s1", "Bash", map[string]any{"command": "gofmt -w ."})
+			m.edit(t, "a.go", "package a\n")
+		}, decisions: []string{"allow"}},
+		{name: "bash with unreadable input changes nothing", msg: claimMsg, want: Allow, setup: func(t *testing.T, m *memLedger) {
 			m.pass(t, "s1", "done", "go_test_pass", "pass")
 			m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
 			if _, err := m.Append("s1", ledger.Record{Kind: ledger.KindToolCall, Tool: "Bash"}); err != nil {
 				t.Fatal(err)
+			}
+		}, decisions: []string{"allow"}},
+		{name: "deleted test file is stale", msg: claimMsg, want: Block, reason: []string{"removed a_test.go"}, setup: func(t *testing.T, m *memLedger) {
+			m.pass(t, "s1", "done", "go_test_pass", "pass")
+			m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
+			os.Remove(filepath.Join(m.project(t), "a_test.go"))
+		}, decisions: []string{"block"}},
+		{name: "an older pass of the current tree backs the claim", msg: claimMsg, want: Allow, setup: func(t *testing.T, m *memLedger) {
+			m.pass(t, "s1", "done", "go_test_pass", "pass")
+			m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
+			m.edit(t, "a.go", "package a // experiment\n")
+			m.pass(t, "s1", "done", "go_test_pass", "pass")
+			m.edit(t, "a.go", "package a\n")
+		}, decisions: []string{"allow"}},
+		{name: "pass from another directory", msg: claimMsg, want: Block, reason: []string{"outside this session's project", "evidence from another directory backs nothing"}, setup: func(t *testing.T, m *memLedger) {
+			other := t.TempDir()
+			os.WriteFile(filepath.Join(other, "go.mod"), []byte("module other\n"), 0o644)
+			m.passIn(t, other, "s1", "done", "go_test_pass", "pass")
+			m.passIn(t, other, "s1", "tests_pass", "go_test_pass", "pass")
+		}, decisions: []string{"block"}},
+		{name: "pass from the parent of the project", msg: claimMsg, want: Block, reason: []string{"outside this session's project"}, setup: func(t *testing.T, m *memLedger) {
+			m.passIn(t, filepath.Dir(m.project(t)), "s1", "done", "go_test_pass", "pass")
+			m.passIn(t, filepath.Dir(m.project(t)), "s1", "tests_pass", "go_test_pass", "pass")
+		}, decisions: []string{"block"}},
+		{name: "pass from a subdirectory of the project", msg: claimMsg, want: Allow, setup: func(t *testing.T, m *memLedger) {
+			sub := filepath.Join(m.project(t), "sub")
+			os.Mkdir(sub, 0o755)
+			m.passIn(t, sub, "s1", "done", "go_test_pass", "pass")
+			m.passIn(t, sub, "s1", "tests_pass", "go_test_pass", "pass")
+		}, decisions: []string{"allow"}},
+		{name: "pass without a tree digest", msg: claimMsg, want: Block, reason: []string{"records no working-tree digest"}, setup: func(t *testing.T, m *memLedger) {
+			for _, c := range []string{"done", "tests_pass"} {
+				m.Append("s1", ledger.Record{Kind: ledger.KindValidatorPass, Tool: "go_test_pass", Body: map[string]any{
+					"claim": c, "validator": "go_test_pass", "args": map[string]any{"package": "./..."}, "cwd": m.project(t), "result": "pass"}})
+			}
+		}, decisions: []string{"block"}},
+		{name: "forged digest", msg: claimMsg, want: Block, reason: []string{"stale: the working tree", "cannot be named"}, setup: func(t *testing.T, m *memLedger) {
+			for _, c := range []string{"done", "tests_pass"} {
+				m.Append("s1", ledger.Record{Kind: ledger.KindValidatorPass, Tool: "go_test_pass", Body: map[string]any{
+					"claim": c, "validator": "go_test_pass", "args": map[string]any{"package": "./..."}, "cwd": m.project(t), "result": "pass",
+					"worktree": map[string]any{"root": m.project(t), "digest": "sha256:" + strings.Repeat("0", 64)}}})
 			}
 		}, decisions: []string{"block"}},
 		{name: "validator not allowed", msg: "CI is green.", want: Block, reason: []string{"comes from file_diff_present, which the claim binding policy does not allow for tests_pass"},
@@ -197,7 +310,7 @@ func TestGateDecisions(t *testing.T) {
 				tt.setup(t, m)
 			}
 			g := testGate(t, m)
-			r := g.Stop(stopEvent(tt.msg))
+			r := g.Stop(stopEvent(tt.msg, m))
 			if r.Outcome != tt.want {
 				t.Fatalf("outcome %s, want %s; reason: %s", r.Outcome, tt.want, r.Answer.Reason)
 			}
@@ -217,6 +330,9 @@ func TestGateDecisions(t *testing.T) {
 }
 
 func TestGateFailsClosed(t *testing.T) {
+	rec := &memLedger{} // a fresh pass that would allow, if it could be recorded
+	rec.pass(t, "s1", "done", "go_test_pass", "pass")
+	rec.appendErr = errors.New("disk full")
 	tests := []struct {
 		name    string
 		open    func() (Evidence, error)
@@ -230,18 +346,13 @@ func TestGateFailsClosed(t *testing.T) {
 		{"unreadable", func() (Evidence, error) {
 			return &memLedger{readErr: fmt.Errorf("open ledger: %w", os.ErrPermission)}, nil
 		}, []string{"permission denied", "docket verify --session s1"}, os.ErrPermission},
-		{"cannot record", func() (Evidence, error) {
-			m := &memLedger{}
-			m.pass(t, "s1", "done", "go_test_pass", "pass")
-			m.appendErr = errors.New("disk full")
-			return m, nil
-		}, []string{"disk full"}, nil},
+		{"cannot record", func() (Evidence, error) { return rec, nil }, []string{"disk full"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := testGate(t, nil)
 			g.OpenLedger = tt.open
-			r := g.Stop(stopEvent("All done."))
+			r := g.Stop(stopEvent("All done.", rec))
 			if r.Outcome != Fail || r.Answer.Decision != hooks.Block || r.Err == nil {
 				t.Fatalf("outcome %s decision %q err %v, want a fail-closed block", r.Outcome, r.Answer.Decision, r.Err)
 			}

@@ -1,20 +1,32 @@
 package gate
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/worktree"
 	"github.com/docket/docket/ledger"
 )
 
-// TestGateRealLedger runs the gate over the real ledger: an edit, a
-// block, validator passes, an allow, a stale block, and a replayed
-// validator_pass line that verification catches.
+// TestGateRealLedger runs the gate over the real ledger and a real
+// project (with the state root inside it, as when DOCKET_HOME is a
+// project directory): an edit, a block, validator passes, an allow, a
+// stale block, and a replayed validator_pass line that verification
+// catches.
 func TestGateRealLedger(t *testing.T) {
-	h, _ := home.At(t.TempDir())
+	proj := t.TempDir()
+	for name, data := range map[string]string{".git/HEAD": "ref: refs/heads/main\n", "a.go": "package a\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(proj, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(proj, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, _ := home.At(filepath.Join(proj, ".docket"))
 	if _, err := ledger.Init(h); err != nil {
 		t.Fatal(err)
 	}
@@ -26,8 +38,13 @@ func TestGateRealLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := 0
 	edit := func() {
 		t.Helper()
+		n++
+		if err := os.WriteFile(filepath.Join(proj, "a.go"), []byte(fmt.Sprintf("package a // %d\n", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := l.Append("s1", ledger.Record{Kind: ledger.KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Edit",
 			Artifacts: []ledger.Artifact{{Name: "input.json", Data: strings.NewReader(`{"file_path":"/w/a.go","old_string":"a","new_string":"b"}`)}}}); err != nil {
 			t.Fatal(err)
@@ -36,11 +53,12 @@ func TestGateRealLedger(t *testing.T) {
 	pass := func(claim string) {
 		t.Helper()
 		if _, err := l.Append("s1", ledger.Record{Kind: ledger.KindValidatorPass, Runtime: "docket", Event: "validate", Tool: "go_test_pass",
-			Body: map[string]any{"claim": claim, "validator": "go_test_pass", "args": map[string]any{"package": "./...", "required_runs": 2}, "cwd": "/w", "result": "pass"}}); err != nil {
+			Body: map[string]any{"claim": claim, "validator": "go_test_pass", "args": map[string]any{"package": "./...", "required_runs": 2}, "cwd": proj, "result": "pass",
+				"worktree": worktree.LedgerStore(l).Record(proj)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ev := &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, SessionID: "s1", LastAssistantMessage: "All done, tests pass.", HasLastAssistantMessage: true}
+	ev := &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, SessionID: "s1", Cwd: proj, LastAssistantMessage: "All done, tests pass.", HasLastAssistantMessage: true}
 	step := func(want Outcome, reason string) {
 		t.Helper()
 		r := g.Stop(ev)
@@ -54,7 +72,7 @@ func TestGateRealLedger(t *testing.T) {
 	pass("tests_pass")
 	step(Allow, "")
 	edit()
-	step(Block, "stale")
+	step(Block, "modified a.go")
 	pass("done")
 	pass("tests_pass")
 	step(Allow, "")

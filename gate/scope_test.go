@@ -360,10 +360,13 @@ func TestGateGeminiAccumulated(t *testing.T) {
 		g.Stop(first)
 		m.pass(t, "s1", "done", "go_test_pass", "pass")
 		m.pass(t, "s1", "tests_pass", "go_test_pass", "pass")
-		if r := g.Stop(first); r.Outcome != Allow {
+		inProject := *first
+		inProject.Cwd = m.proj
+		if r := g.Stop(&inProject); r.Outcome != Allow {
 			t.Fatalf("with evidence: %s (%s)", r.Outcome, r.Answer.Reason)
 		}
 		ev := *retry
+		ev.Cwd = m.proj
 		ev.LastAssistantMessage = first.LastAssistantMessage + "\nPushed to main."
 		if r := g.Stop(&ev); r.Outcome != Block || fmt.Sprint(ClaimTypesOf(r.Claims)) != "[done tests_pass shipped]" {
 			t.Fatalf("outcome %s claims %v, want the whole text judged", r.Outcome, ClaimTypesOf(r.Claims))

@@ -140,6 +140,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	x := r.execution(req, def, args, rule, root, tmp, "")
+	tree := recordTree(r.Ledger, req.Cwd)
 	start := time.Now()
 	out, refused, err := x.prepareAndRun(ctx)
 	if err == nil && refused == "" && out.pass && len(rule.With) > 0 {
@@ -175,6 +176,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 		"duration_ms":       res.DurationMS,
 		"definition_digest": def.Digest,
 		"binding_version":   policies.Version(r.Binding.Source()),
+		"worktree":          tree.Finish(),
 	}
 	if out.reason != "" {
 		body["reason"] = out.reason

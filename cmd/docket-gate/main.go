@@ -29,9 +29,11 @@ message of the transcript (agent_transcript_path for SubagentStop); the
 turn's earlier assistant messages come from the transcript. After a block,
 only what follows the blocked text is judged. Every claim in them (done,
 fixed, tests_pass, shipped, blocked, delegation; lexicon
-in $DOCKET_HOME/policies/claims.yaml) needs a fresh validator_pass in the
+in $DOCKET_HOME/policies/claims.yaml) needs a validator_pass in the
 session's verified ledger from a validator that
-$DOCKET_HOME/policies/claim_binding.yaml allows for the claim.
+$DOCKET_HOME/policies/claim_binding.yaml allows for the claim, made inside
+the project the session runs in (the payload's cwd, up to its .git), whose
+recorded working-tree digest still matches the tree.
 
 Exit codes:
   0  the answer is on stdout: nothing to allow the stop, or
