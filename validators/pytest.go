@@ -106,7 +106,7 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	if !whole {
 		argv = append(argv, x.args.str("target"))
 	}
-	env := append(x.tc.baseEnv(x.tmp), "HOME="+filepath.Join(x.tmp, "home"), "PYTHONDONTWRITEBYTECODE=1")
+	env := append(x.tc.baseEnv(x.tmp), "HOME="+filepath.Join(x.tmp, "home"))
 	runs := int(x.args.integer("required_runs"))
 	timeout := x.args.dur("timeout")
 	out := &outcome{testsRun: -1}
