@@ -112,6 +112,7 @@ func (l *Ledger) read(session string, use func(f *os.File, old *vstate, suffix [
 		o := opts
 		o.OnEntry = func(e *Entry) { suffix = append(suffix, e) }
 		rep, v, err := verifyLocked(l.home, session, o, old, false, f)
+		l.testingOnlyVerifiedEntries += len(suffix)
 		if err == nil && rep.OK {
 			if err := use(f, old, suffix); err == nil {
 				if len(suffix) > 0 {
@@ -130,6 +131,7 @@ func (l *Ledger) read(session string, use func(f *os.File, old *vstate, suffix [
 	var all []*Entry
 	opts.OnEntry = func(e *Entry) { all = append(all, e) }
 	rep, v, err := verifyLocked(l.home, session, opts, nil, false, f)
+	l.testingOnlyVerifiedEntries += len(all)
 	if errors.Is(err, ErrNoLedger) {
 		return nil
 	}

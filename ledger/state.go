@@ -17,9 +17,10 @@ import (
 )
 
 // The verified-prefix state (<session>.vstate beside the ledger) lets a
-// reader check only the entries appended since the last reader verified
-// the ledger. It is written by readers, never by appends, and MAC'd with
-// the HMAC key, so only a key holder can vouch for a prefix:
+// reader check only the entries no key holder has vouched for yet. It is
+// written by readers after they verify and advanced by appends (see
+// startState), and MAC'd with the HMAC key, so only a key holder can
+// vouch for a prefix:
 //
 //	docket-ledger-state v1
 //	session <S>
@@ -179,21 +180,78 @@ func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
 	return nil
 }
 
-// prefixHash resumes the SHA-256 of the prefix bytes from a state.
-func prefixHash(marshaled []byte) (interface {
+// prefixDigest is a running SHA-256 whose state can be saved.
+type prefixDigest interface {
 	io.Writer
 	encoding.BinaryMarshaler
-}, error) {
+}
+
+// prefixHash resumes the SHA-256 of the prefix bytes from a state.
+func prefixHash(marshaled []byte) (prefixDigest, error) {
 	h := sha256.New()
 	if marshaled != nil {
 		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(marshaled); err != nil {
 			return nil, errBadState
 		}
 	}
-	return h.(interface {
-		io.Writer
-		encoding.BinaryMarshaler
-	}), nil
+	return h.(prefixDigest), nil
+}
+
+// Appends advance the state. The appender holds the exclusive lock and
+// the key, has checked the signed head, and writes the next entry and its
+// bundle itself, so it can vouch for what it writes (and for the entries
+// it adopts, which it checks as a reader would): when the state on disk
+// describes exactly the head it read (size, end, last hash, pack end), it
+// extends the state with each line it commits and saves it after the
+// head. Otherwise it leaves the state alone and the next reader verifies
+// from the state's end, or from the start. The appender never reads the
+// prefix, so it vouches only for its own lines: the readers' checks of
+// the prefix (FORMAT.md) are unchanged.
+
+// startState adopts st as the state this append extends, if it describes
+// the head the writer read; a nil st starts the state of a new ledger.
+func (w *writer) startState(st *vstate) {
+	if st == nil {
+		w.st = &vstate{Last: zeroHash}
+		w.sum, _ = prefixHash(nil)
+		return
+	}
+	if st.Size != w.n || st.End != w.end || st.Last != w.last || w.packEnd < 0 || st.Pack != w.packEnd {
+		return
+	}
+	sum, err := prefixHash(st.Prefix)
+	if err != nil {
+		return
+	}
+	w.st, w.sum = st, sum
+}
+
+// extendState adds the line the writer commits as entry w.n at w.end.
+func (w *writer) extendState(line []byte, kind Kind) {
+	if w.st == nil {
+		return
+	}
+	w.sum.Write(line)
+	w.sum.Write([]byte{'\n'})
+	if indexedKinds[kind] {
+		w.st.Index = append(w.st.Index, indexRef{kind, w.n, w.end})
+	}
+	w.st.LastOff = w.end
+}
+
+// saveState writes the extended state once the head is written. Like a
+// reader's, the write is not synced: a lost or stale state only costs the
+// next reader the verification of the entries after it.
+func (w *writer) saveState() {
+	if w.st == nil || w.n == 0 {
+		return
+	}
+	p, err := w.sum.MarshalBinary()
+	if err != nil {
+		return
+	}
+	w.st.Size, w.st.End, w.st.Last, w.st.Pack, w.st.Prefix = w.n, w.end, w.last, w.packEnd, p
+	w.l.writeState(w.sf, w.session, w.st) // a cache: failure only costs speed
 }
 
 // readLineAt reads the complete line starting at off (without its
