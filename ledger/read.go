@@ -13,8 +13,9 @@ import (
 
 // Reading for decisions. The gate reads the ledger at every stop; it
 // must cost the same at 100,000 entries as at 10. A reader therefore
-// verifies only what was appended since the last reader verified the
-// ledger, from the MAC'd verified-prefix state (state.go):
+// verifies only the entries after the MAC'd verified-prefix state
+// (state.go), which readers write and appends advance, so after appends
+// alone there is nothing after it:
 //
 //   - the prefix is bound to the state by its byte length and by its last
 //     line, whose hash must still be the state's "last" (a truncated or
