@@ -54,7 +54,8 @@ func BenchmarkAppend(b *testing.B) {
 // of entries it verified in full,
 // then each iteration appends (not timed) and reads: ReadRelevant is the
 // gate's read (the indexed entries and the tail after the newest pass),
-// ReadVerified returns every entry; "after100" reads after 100 appends.
+// ReadVerified returns every entry; "after100" reads after 100 appends,
+// the last a validator pass so that the tail the gate reads stays short.
 // Appends advance the verified-prefix state, so no read verifies more
 // than what an append could not vouch for; ReadVerified still parses and
 // hashes the whole prefix, ReadRelevant does not touch it.
@@ -108,7 +109,12 @@ func BenchmarkRead(b *testing.B) {
 					full := l.testingOnlyFullReads
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
-						appendN(b, l, "s1", read.appends)
+						appendN(b, l, "s1", read.appends-1)
+						if read.appends > 1 { // ends with a pass: the gate's tail stays short
+							appendPass(b, l)
+						} else {
+							appendN(b, l, "s1", 1)
+						}
 						b.StartTimer()
 						if err := read.fn(); err != nil {
 							b.Fatal(err)
@@ -120,5 +126,52 @@ func BenchmarkRead(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// BenchmarkAppendState is the verified-prefix state's share of one
+// append, alone: read and MAC-check the state, extend it with one line,
+// rewrite it. indexed is the number of index lines the state carries
+// (validator results and seals so far), the only part that grows.
+//
+//	go test -run=NONE -bench=BenchmarkAppendState ./ledger
+func BenchmarkAppendState(b *testing.B) {
+	for _, indexed := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprint(indexed), func(b *testing.B) {
+			l := newTestLedger(b)
+			l.testingOnlyNoSync = true
+			for i := 0; i < indexed; i++ {
+				if _, err := l.Append("s1", Record{Kind: KindValidatorPass, Runtime: "docket", Body: map[string]any{"i": i}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sf := filesFor(l.home, "s1")
+			st, err := l.readState(sf, "s1")
+			if err != nil || len(st.Index) != indexed {
+				b.Fatalf("state: %v", err)
+			}
+			line := []byte(`{"v":1,"seq":0,"session":"s1","kind":"tool_call","runtime":"claude","tool":"Bash","body":{"cwd":"/work","failed":false},"prev":"","hash":"","key_id":"","mac":""}`)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				st, err := l.readState(sf, "s1")
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := &writer{l: l, sf: sf, session: "s1", n: st.Size, end: st.End, last: st.Last, packEnd: st.Pack}
+				w.startState(st)
+				if w.st == nil {
+					b.Fatal("state not adopted")
+				}
+				w.extendState(line, KindToolCall)
+				w.n, w.end = w.n+1, w.end+int64(len(line))+1 // as write does
+				w.saveState()
+			}
+		})
+	}
+}
+
+func appendPass(b *testing.B, l *Ledger) {
+	if _, err := l.Append("s1", Record{Kind: KindValidatorPass, Runtime: "docket", Tool: "go_test_pass", Body: map[string]any{"claim": "done", "result": "pass"}}); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -153,18 +153,23 @@ func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
 	return s, nil
 }
 
-// writeState replaces the state file atomically. It is a cache: a lost
-// or torn state only costs the next reader a full verification, so it is
-// not synced.
-func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
+func (l *Ledger) stateBytes(session string, s *vstate) []byte {
 	text := s.text(session)
-	data := text + "mac " + l.keys.hmacID + " " + stateMAC(l.keys.hmacKey, text) + "\n"
+	return []byte(text + "mac " + l.keys.hmacID + " " + stateMAC(l.keys.hmacKey, text) + "\n")
+}
+
+// writeState replaces the state file atomically: readers hold only the
+// shared lock, so one may read while another writes. It is a cache: a
+// lost or torn state only costs the next reader a full verification, so
+// it is not synced.
+func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
+	data := l.stateBytes(session, s)
 	path := statePath(sf)
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.WriteString(data); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err
@@ -178,6 +183,32 @@ func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
 		return err
 	}
 	return nil
+}
+
+// overwriteState writes the state over the old one in place. Only an
+// appender, holding the exclusive lock, does this, so no reader sees it
+// half written; it avoids the rename (or truncation to zero), after which
+// ext4 starts writing the file back at once, a millisecond per append. A
+// crash mid-write leaves a torn state, which fails its MAC; whatever
+// passes the MAC is a state a key holder wrote, at worst an older one,
+// which only costs the next reader the entries after it.
+func (l *Ledger) overwriteState(sf sessionFiles, session string, s *vstate) error {
+	data := l.stateBytes(session, s)
+	f, err := os.OpenFile(statePath(sf), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		var st os.FileInfo
+		if st, err = f.Stat(); err == nil && st.Size() > int64(len(data)) {
+			err = f.Truncate(int64(len(data)))
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // prefixDigest is a running SHA-256 whose state can be saved.
@@ -251,7 +282,7 @@ func (w *writer) saveState() {
 		return
 	}
 	w.st.Size, w.st.End, w.st.Last, w.st.Pack, w.st.Prefix = w.n, w.end, w.last, w.packEnd, p
-	w.l.writeState(w.sf, w.session, w.st) // a cache: failure only costs speed
+	w.l.overwriteState(w.sf, w.session, w.st) // a cache: failure only costs speed
 }
 
 // readLineAt reads the complete line starting at off (without its
