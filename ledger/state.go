@@ -78,8 +78,12 @@ func (s *vstate) text(session string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nsession %s\nsize %d\nend %d\nlastoff %d\nlast %s\npack %d\nprefix %s\n",
 		stateHeader, session, s.Size, s.End, s.LastOff, s.Last, s.Pack, base64.StdEncoding.EncodeToString(s.Prefix))
-	for _, r := range s.Index {
-		fmt.Fprintf(&b, "index %s %d %d\n", r.Kind, r.Seq, r.Off)
+	buf := make([]byte, 0, 64)
+	for _, r := range s.Index { // one line per validator result or seal: kept cheap
+		buf = append(append(append(buf[:0], "index "...), r.Kind...), ' ')
+		buf = append(strconv.AppendInt(buf, r.Seq, 10), ' ')
+		buf = append(strconv.AppendInt(buf, r.Off, 10), '\n')
+		b.Write(buf)
 	}
 	return b.String()
 }
@@ -136,16 +140,18 @@ func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
 		return nil, errBadState
 	}
 	for _, ln := range lines[8:] {
-		f := strings.Fields(ln)
-		if len(f) != 4 || f[0] != "index" {
+		rest, ok1 := strings.CutPrefix(ln, "index ")
+		kind, rest, ok2 := strings.Cut(rest, " ")
+		seqs, offs, ok3 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 || !ok3 || kind == "" {
 			return nil, errBadState
 		}
-		seq, err1 := strconv.ParseInt(f[2], 10, 64)
-		off, err2 := strconv.ParseInt(f[3], 10, 64)
+		seq, err1 := strconv.ParseInt(seqs, 10, 64)
+		off, err2 := strconv.ParseInt(offs, 10, 64)
 		if err1 != nil || err2 != nil || seq < 0 || off < 0 || seq >= s.Size || off >= s.End {
 			return nil, errBadState
 		}
-		s.Index = append(s.Index, indexRef{Kind(f[1]), seq, off})
+		s.Index = append(s.Index, indexRef{Kind(kind), seq, off})
 	}
 	if s.Size == 0 || s.End == 0 || s.LastOff >= s.End {
 		return nil, errBadState
