@@ -25,6 +25,9 @@ type Ledger struct {
 	testingOnlyNoSync bool
 	// testingOnlyFullReads counts reads that verified the whole ledger.
 	testingOnlyFullReads int
+	// testingOnlyVerifiedEntries counts the entries readers verified in
+	// full (chain, hash, MAC, bundle), prefix states aside.
+	testingOnlyVerifiedEntries int
 }
 
 // Open loads the keys under h. It fails with ErrNoKey (wrapped) when

@@ -123,6 +123,7 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 	if err := w.write(e); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
+	w.saveState()
 	return e, nil
 }
 
@@ -202,6 +203,11 @@ type writer struct {
 	packEnd int64
 	// packDirty says a bundle was written and the pack is not yet synced.
 	packDirty bool
+	// st is the verified-prefix state this append extends (state.go),
+	// nil when the state on disk did not describe the head it read; sum
+	// is st's running SHA-256.
+	st  *vstate
+	sum prefixDigest
 }
 
 func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
@@ -283,6 +289,7 @@ func (w *writer) recover() error {
 		if err := w.l.registerSession(w.session); err != nil {
 			return err
 		}
+		w.startState(nil)
 	case err != nil:
 		return fmt.Errorf("%w: head: %v", ErrTampered, err)
 	default:
@@ -300,6 +307,9 @@ func (w *writer) recover() error {
 			if err := w.rebuildTree(c); err != nil {
 				return err
 			}
+		}
+		if st, err := w.l.readState(w.sf, w.session); err == nil {
+			w.startState(st)
 		}
 	}
 	packSize := int64(0)
@@ -356,6 +366,7 @@ func (w *writer) adopt(tail *io.SectionReader, packSize int64) (int, error) {
 		if _, err := w.tree.add(w.n, line); err != nil {
 			return adopted, err
 		}
+		w.extendState(line, e.Kind)
 		w.n++
 		w.end += int64(i) + 1
 		w.last = e.Hash
@@ -523,6 +534,7 @@ func (w *writer) write(e *Entry) error {
 	if _, err := w.tree.add(w.n, line); err != nil {
 		return err
 	}
+	w.extendState(line, e.Kind)
 	w.n++
 	w.end += int64(len(line)) + 1
 	w.size = w.end

@@ -13,8 +13,9 @@ import (
 
 // Reading for decisions. The gate reads the ledger at every stop; it
 // must cost the same at 100,000 entries as at 10. A reader therefore
-// verifies only what was appended since the last reader verified the
-// ledger, from the MAC'd verified-prefix state (state.go):
+// verifies only the entries after the MAC'd verified-prefix state
+// (state.go), which readers write and appends advance, so after appends
+// alone there is nothing after it:
 //
 //   - the prefix is bound to the state by its byte length and by its last
 //     line, whose hash must still be the state's "last" (a truncated or
@@ -112,6 +113,7 @@ func (l *Ledger) read(session string, use func(f *os.File, old *vstate, suffix [
 		o := opts
 		o.OnEntry = func(e *Entry) { suffix = append(suffix, e) }
 		rep, v, err := verifyLocked(l.home, session, o, old, false, f)
+		l.testingOnlyVerifiedEntries += len(suffix)
 		if err == nil && rep.OK {
 			if err := use(f, old, suffix); err == nil {
 				if len(suffix) > 0 {
@@ -130,6 +132,7 @@ func (l *Ledger) read(session string, use func(f *os.File, old *vstate, suffix [
 	var all []*Entry
 	opts.OnEntry = func(e *Entry) { all = append(all, e) }
 	rep, v, err := verifyLocked(l.home, session, opts, nil, false, f)
+	l.testingOnlyVerifiedEntries += len(all)
 	if errors.Is(err, ErrNoLedger) {
 		return nil
 	}

@@ -17,9 +17,10 @@ import (
 )
 
 // The verified-prefix state (<session>.vstate beside the ledger) lets a
-// reader check only the entries appended since the last reader verified
-// the ledger. It is written by readers, never by appends, and MAC'd with
-// the HMAC key, so only a key holder can vouch for a prefix:
+// reader check only the entries no key holder has vouched for yet. It is
+// written by readers after they verify and advanced by appends (see
+// startState), and MAC'd with the HMAC key, so only a key holder can
+// vouch for a prefix:
 //
 //	docket-ledger-state v1
 //	session <S>
@@ -77,8 +78,12 @@ func (s *vstate) text(session string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nsession %s\nsize %d\nend %d\nlastoff %d\nlast %s\npack %d\nprefix %s\n",
 		stateHeader, session, s.Size, s.End, s.LastOff, s.Last, s.Pack, base64.StdEncoding.EncodeToString(s.Prefix))
-	for _, r := range s.Index {
-		fmt.Fprintf(&b, "index %s %d %d\n", r.Kind, r.Seq, r.Off)
+	buf := make([]byte, 0, 64)
+	for _, r := range s.Index { // one line per validator result or seal: kept cheap
+		buf = append(append(append(buf[:0], "index "...), r.Kind...), ' ')
+		buf = append(strconv.AppendInt(buf, r.Seq, 10), ' ')
+		buf = append(strconv.AppendInt(buf, r.Off, 10), '\n')
+		b.Write(buf)
 	}
 	return b.String()
 }
@@ -135,16 +140,18 @@ func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
 		return nil, errBadState
 	}
 	for _, ln := range lines[8:] {
-		f := strings.Fields(ln)
-		if len(f) != 4 || f[0] != "index" {
+		rest, ok1 := strings.CutPrefix(ln, "index ")
+		kind, rest, ok2 := strings.Cut(rest, " ")
+		seqs, offs, ok3 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 || !ok3 || kind == "" {
 			return nil, errBadState
 		}
-		seq, err1 := strconv.ParseInt(f[2], 10, 64)
-		off, err2 := strconv.ParseInt(f[3], 10, 64)
+		seq, err1 := strconv.ParseInt(seqs, 10, 64)
+		off, err2 := strconv.ParseInt(offs, 10, 64)
 		if err1 != nil || err2 != nil || seq < 0 || off < 0 || seq >= s.Size || off >= s.End {
 			return nil, errBadState
 		}
-		s.Index = append(s.Index, indexRef{Kind(f[1]), seq, off})
+		s.Index = append(s.Index, indexRef{Kind(kind), seq, off})
 	}
 	if s.Size == 0 || s.End == 0 || s.LastOff >= s.End {
 		return nil, errBadState
@@ -152,18 +159,23 @@ func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
 	return s, nil
 }
 
-// writeState replaces the state file atomically. It is a cache: a lost
-// or torn state only costs the next reader a full verification, so it is
-// not synced.
-func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
+func (l *Ledger) stateBytes(session string, s *vstate) []byte {
 	text := s.text(session)
-	data := text + "mac " + l.keys.hmacID + " " + stateMAC(l.keys.hmacKey, text) + "\n"
+	return []byte(text + "mac " + l.keys.hmacID + " " + stateMAC(l.keys.hmacKey, text) + "\n")
+}
+
+// writeState replaces the state file atomically: readers hold only the
+// shared lock, so one may read while another writes. It is a cache: a
+// lost or torn state only costs the next reader a full verification, so
+// it is not synced.
+func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
+	data := l.stateBytes(session, s)
 	path := statePath(sf)
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.WriteString(data); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err
@@ -179,21 +191,104 @@ func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
 	return nil
 }
 
-// prefixHash resumes the SHA-256 of the prefix bytes from a state.
-func prefixHash(marshaled []byte) (interface {
+// overwriteState writes the state over the old one in place. Only an
+// appender, holding the exclusive lock, does this, so no reader sees it
+// half written; it avoids the rename (or truncation to zero), after which
+// ext4 starts writing the file back at once, a millisecond per append. A
+// crash mid-write leaves a torn state, which fails its MAC; whatever
+// passes the MAC is a state a key holder wrote, at worst an older one,
+// which only costs the next reader the entries after it.
+func (l *Ledger) overwriteState(sf sessionFiles, session string, s *vstate) error {
+	data := l.stateBytes(session, s)
+	f, err := os.OpenFile(statePath(sf), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		var st os.FileInfo
+		if st, err = f.Stat(); err == nil && st.Size() > int64(len(data)) {
+			err = f.Truncate(int64(len(data)))
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// prefixDigest is a running SHA-256 whose state can be saved.
+type prefixDigest interface {
 	io.Writer
 	encoding.BinaryMarshaler
-}, error) {
+}
+
+// prefixHash resumes the SHA-256 of the prefix bytes from a state.
+func prefixHash(marshaled []byte) (prefixDigest, error) {
 	h := sha256.New()
 	if marshaled != nil {
 		if err := h.(encoding.BinaryUnmarshaler).UnmarshalBinary(marshaled); err != nil {
 			return nil, errBadState
 		}
 	}
-	return h.(interface {
-		io.Writer
-		encoding.BinaryMarshaler
-	}), nil
+	return h.(prefixDigest), nil
+}
+
+// Appends advance the state. The appender holds the exclusive lock and
+// the key, has checked the signed head, and writes the next entry and its
+// bundle itself, so it can vouch for what it writes (and for the entries
+// it adopts, which it checks as a reader would): when the state on disk
+// describes exactly the head it read (size, end, last hash, pack end), it
+// extends the state with each line it commits and saves it after the
+// head. Otherwise it leaves the state alone and the next reader verifies
+// from the state's end, or from the start. The appender never reads the
+// prefix, so it vouches only for its own lines: the readers' checks of
+// the prefix (FORMAT.md) are unchanged.
+
+// startState adopts st as the state this append extends, if it describes
+// the head the writer read; a nil st starts the state of a new ledger.
+func (w *writer) startState(st *vstate) {
+	if st == nil {
+		w.st = &vstate{Last: zeroHash}
+		w.sum, _ = prefixHash(nil)
+		return
+	}
+	if st.Size != w.n || st.End != w.end || st.Last != w.last || w.packEnd < 0 || st.Pack != w.packEnd {
+		return
+	}
+	sum, err := prefixHash(st.Prefix)
+	if err != nil {
+		return
+	}
+	w.st, w.sum = st, sum
+}
+
+// extendState adds the line the writer commits as entry w.n at w.end.
+func (w *writer) extendState(line []byte, kind Kind) {
+	if w.st == nil {
+		return
+	}
+	w.sum.Write(line)
+	w.sum.Write([]byte{'\n'})
+	if indexedKinds[kind] {
+		w.st.Index = append(w.st.Index, indexRef{kind, w.n, w.end})
+	}
+	w.st.LastOff = w.end
+}
+
+// saveState writes the extended state once the head is written. Like a
+// reader's, the write is not synced: a lost or stale state only costs the
+// next reader the verification of the entries after it.
+func (w *writer) saveState() {
+	if w.st == nil || w.n == 0 {
+		return
+	}
+	p, err := w.sum.MarshalBinary()
+	if err != nil {
+		return
+	}
+	w.st.Size, w.st.End, w.st.Last, w.st.Pack, w.st.Prefix = w.n, w.end, w.last, w.packEnd, p
+	w.l.overwriteState(w.sf, w.session, w.st) // a cache: failure only costs speed
 }
 
 // readLineAt reads the complete line starting at off (without its
