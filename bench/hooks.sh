@@ -12,6 +12,17 @@
 #
 #   bench/hooks.sh                     # N=200 runs each, ENTRIES=10000, MEMORIES=10000
 #   N=50 ENTRIES=100000 bench/hooks.sh
+#   BASELINE_BIN_DIR=/tmp/old bench/hooks.sh   # also time the hooks in /tmp/old
+#
+# BASELINE_BIN_DIR names a directory with docket-ledger, docket-gate and
+# docket-judge built from another commit (e.g. main:
+#   git worktree add /tmp/main main && (cd /tmp/main && CGO_ENABLED=0 go build
+#   -trimpath -ldflags "-s -w" -o /tmp/old/ ./cmd/docket-ledger ./cmd/docket-gate ./cmd/docket-judge)
+# ); each hook's row is then followed by the baseline's, in the same
+# interleaved run, so the two builds are compared under the same load.
+# Every row gives the median wall time and the median CPU time (user+sys
+# of the process, from its rusage; the steadier figure on a loaded
+# machine), each with its ratio to the no-op.
 #
 # The long ledger is written by bench/genledger through the ledger package
 # (tool calls with docket-ledger's artifacts, then go_test_pass entries for
@@ -59,12 +70,19 @@ for p in stop-claim stop-plain; do
 done
 printf '%-10s -> %s\n' judge "$("$bin/docket-judge" <"$work/judge.json" | head -c 120)"
 
-echo "runs=$N entries=$ENTRIES memories=$MEMORIES (interleaved, wall time per process)"
-"$bin/spawn" -n "$N" \
-	-- "<$work/ledger.json" "$bin/noop" \
-	-- "<$work/ledger.json" "$bin/docket-ledger" \
-	-- "<$work/stop-claim.json" "$bin/docket-gate" \
-	-- "<$work/stop-plain.json" "$bin/docket-gate" \
-	-- "<$work/judge.json" "$bin/docket-judge"
-echo "(rows: noop, docket-ledger, docket-gate with a claim, docket-gate without, docket-judge)"
+base=${BASELINE_BIN_DIR:-}
+rows=(-- "<$work/ledger.json" "$bin/noop")
+names="noop"
+for r in "ledger.json docket-ledger docket-ledger" "stop-claim.json docket-gate docket-gate-claim" "stop-plain.json docket-gate docket-gate-plain" "judge.json docket-judge docket-judge"; do
+	set -- $r
+	rows+=(-- "<$work/$1" "$bin/$2")
+	names="$names, $3"
+	if [ -n "$base" ]; then
+		rows+=(-- "<$work/$1" "$base/$2")
+		names="$names, $3 (baseline)"
+	fi
+done
+echo "runs=$N entries=$ENTRIES memories=$MEMORIES (interleaved; wall and CPU time per process)"
+"$bin/spawn" -n "$N" "${rows[@]}"
+echo "(rows: $names)"
 "$bin/docket" verify --session bench-gate --accept-sealed | head -1

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"html"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -63,18 +62,20 @@ func ClaimTypesOf(claims []Claim) []string {
 	return out
 }
 
+// Compiled on first use; the second argument lists runes one of which a
+// text must contain to match (checked first), "" for none.
 var (
-	fenceRe     = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})")
-	inlineCode  = regexp.MustCompile("(`+)[^`]*?(?:`+)")
-	linkRe      = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
-	urlRe       = regexp.MustCompile(`\b(?:https?|ftp|file)://\S+`)
-	headingRe   = regexp.MustCompile(`^\s{0,3}#{1,6}\s+`)
-	bulletRe    = regexp.MustCompile(`^\s*(?:[-*+•]|\d{1,3}[.)])\s+`)
-	strongRe    = regexp.MustCompile(`\*\*|__|~~`)
-	emphasisRe  = regexp.MustCompile(`(?:^|\s)[*_]|[*_](?:\s|$)`)
-	tableSepRe  = regexp.MustCompile(`^[\s|:\-]+$`)
-	htmlTagRe   = regexp.MustCompile(`</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?>`)
-	sentenceEnd = regexp.MustCompile(`[.!?;]+(?:["')\]]*)(?:\s+|$)|\s+[—–]\s+|\n`)
+	fenceRe     = newLazyRe("^ {0,3}(`{3,}|~{3,})", "`~")
+	inlineCode  = newLazyRe("(`+)[^`]*?(?:`+)", "`")
+	linkRe      = newLazyRe(`!?\[([^\]]*)\]\([^)]*\)`, "]")
+	urlRe       = newLazyRe(`\b(?:https?|ftp|file)://\S+`, ":")
+	headingRe   = newLazyRe(`^\s{0,3}#{1,6}\s+`, "#")
+	bulletRe    = newLazyRe(`^\s*(?:[-*+•]|\d{1,3}[.)])\s+`, "-*+•0123456789")
+	strongRe    = newLazyRe(`\*\*|__|~~`, "*_~")
+	emphasisRe  = newLazyRe(`(?:^|\s)[*_]|[*_](?:\s|$)`, "*_")
+	tableSepRe  = newLazyRe(`^[\s|:\-]+$`, "")
+	htmlTagRe   = newLazyRe(`</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?>`, "<")
+	sentenceEnd = newLazyRe(`[.!?;]+(?:["')\]]*)(?:\s+|$)|\s+[—–]\s+|\n`, "")
 )
 
 // segments splits a markdown message into the pieces sentences are found
@@ -147,7 +148,7 @@ func lineVariants(t string) []string {
 	return []string{t}
 }
 
-var htmlComment = regexp.MustCompile(`<!--.*?(?:-->|$)`)
+var htmlComment = newLazyRe(`<!--.*?(?:-->|$)`, "<")
 
 // reverseOverrides reverses each run after U+202E (right-to-left
 // override) up to U+202C or U+2069 or the end of the line.
@@ -256,7 +257,7 @@ func questionStart(text string, lex *policies.Claims) int {
 }
 
 // questionClause separates the clauses of a question sentence.
-var questionClause = regexp.MustCompile(`[,;:、]|\s[—–-]\s`)
+var questionClause = newLazyRe(`[,;:、]|\s[—–-]\s`, "")
 
 func sentences(seg string) []sentence {
 	var out []sentence
@@ -298,7 +299,7 @@ func isAbbrev(text string) bool {
 }
 
 // clauseBreak ends the clause a negation cue must share with its match.
-var clauseBreak = regexp.MustCompile(`(?i)[,:()\[\]、]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b|\bpero\b|\baber\b|\bmais\b|\bmas\b|但`)
+var clauseBreak = newLazyRe(`(?i)[,:()\[\]、]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b|\bpero\b|\baber\b|\bmais\b|\bmas\b|但`, "")
 
 func sentenceClaims(s sentence, lex *policies.Claims) []Claim {
 	var out []Claim

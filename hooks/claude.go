@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -69,7 +68,7 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 // exitCodeLine matches a string result that starts with its exit code:
 // "Error: Exit code N" (Claude Code's failed Bash call) and "Exit code: N"
 // (Codex's apply_patch and shell output), with or without the colon.
-var exitCodeLine = regexp.MustCompile(`^(?:Error: )?Exit code:? (\d+)`)
+var exitCodeLine = lazyRegexp(`^(?:Error: )?Exit code:? (\d+)`)
 
 // classifyFailure marks an event failed from whatever evidence its runtime
 // gives: the failure event itself, an is_error flag, an explicit exit
@@ -93,7 +92,7 @@ func classifyFailure(e *Event) {
 		}
 	}
 	if r.Type == gjson.String {
-		if m := exitCodeLine.FindStringSubmatch(r.String()); m != nil {
+		if m := exitCodeLine().FindStringSubmatch(r.String()); m != nil {
 			code, _ := strconv.Atoi(m[1])
 			e.ExitCode = &code
 		}

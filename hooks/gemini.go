@@ -132,8 +132,8 @@ func DerivedToolUseID(session, tool string, input json.RawMessage) string {
 }
 
 var (
-	geminiExitLine   = regexp.MustCompile(`(?m)^Exit Code: (-?\d+)\s*$`)
-	geminiSignalLine = regexp.MustCompile(`(?m)^Signal: (.+?)\s*$`)
+	geminiExitLine   = lazyRegexp(`(?m)^Exit Code: (-?\d+)\s*$`)
+	geminiSignalLine = lazyRegexp(`(?m)^Signal: (.+?)\s*$`)
 )
 
 // lastMatch returns the submatch of re's last match in s, or "": Gemini
@@ -157,7 +157,7 @@ func geminiShellStatus(e *Event) {
 		return
 	}
 	s := c.String()
-	if m, ok := lastMatch(geminiExitLine, s); ok {
+	if m, ok := lastMatch(geminiExitLine(), s); ok {
 		if code, err := strconv.Atoi(m); err == nil {
 			e.ExitCode = &code
 			if code != 0 {
@@ -165,7 +165,7 @@ func geminiShellStatus(e *Event) {
 			}
 		}
 	}
-	if m, ok := lastMatch(geminiSignalLine, s); ok && m != "(none)" {
+	if m, ok := lastMatch(geminiSignalLine(), s); ok && m != "(none)" {
 		e.Failed, e.Interrupted = true, true
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -45,7 +44,7 @@ func ResolveExit(e *Event) bool {
 	return true
 }
 
-var rolloutExitLine = regexp.MustCompile(`(?m)^(?:Exit code:? |Process exited with code )(-?\d+)\s*$`)
+var rolloutExitLine = lazyRegexp(`(?m)^(?:Exit code:? |Process exited with code )(-?\d+)\s*$`)
 
 // codexRolloutExit finds the exit code of call id in a rollout file,
 // newest record first.
@@ -116,7 +115,7 @@ func rolloutExit(b []byte, id string) (int, bool) {
 				if i := strings.Index("\n"+s, "\nOutput:"); i >= 0 {
 					s = s[:i] // the command's own output cannot speak for it
 				}
-				if m := rolloutExitLine.FindStringSubmatch(s); m != nil {
+				if m := rolloutExitLine().FindStringSubmatch(s); m != nil {
 					if c, err := strconv.Atoi(m[1]); err == nil {
 						return c, true
 					}

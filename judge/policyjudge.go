@@ -77,6 +77,15 @@ func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	if err := policies.CheckApproval(h); err != nil {
 		unapproved = err.Error()
 	}
+	if version == defaultPolicyVersion && len(dels) == 0 {
+		// the embedded defaults, byte for byte: pre-decoded in
+		// policy_known.go, neither parsed nor read from the cache
+		tools, j := decodedDefaultPolicy()
+		j.Sources = srcs[1:]
+		set := NewPolicySet(tools, srcs[0], j)
+		set.Unapproved = unapproved
+		return set, nil
+	}
 	cache := ""
 	if h.Root != "" {
 		cache = filepath.Join(h.RunDir(), "policy-cache", strings.TrimPrefix(version, "pv1:")+".json")

@@ -27,6 +27,10 @@ func TestPolicySetCache(t *testing.T) {
 	if err := os.MkdirAll(h.PoliciesDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// not the default byte for byte (that one is pre-decoded, never cached)
+	td, _ := policies.Default(policies.ToolsFile)
+	edited := string(td) + "\n# edited\n"
+	write(t, filepath.Join(h.PoliciesDir(), policies.ToolsFile), edited)
 	s1, err := LoadPolicySet(h)
 	if err != nil {
 		t.Fatal(err)
@@ -40,14 +44,13 @@ func TestPolicySetCache(t *testing.T) {
 		t.Fatalf("cached set differs: %v", err)
 	}
 	// a changed source misses the cache and is parsed (and validated)
-	td, _ := policies.Default(policies.ToolsFile)
 	bad := strings.Replace(string(td), "schema: docket.tools.v1", "schema: docket.tools.v0", 1)
 	write(t, filepath.Join(h.PoliciesDir(), policies.ToolsFile), bad)
 	if _, err := LoadPolicySet(h); err == nil || FailureKind(err) != KindPolicyInvalid {
 		t.Errorf("invalid tools.yaml served from cache or wrong error: %v", err)
 	}
 	// a cache entry whose content claims another version is ignored
-	os.Remove(filepath.Join(h.PoliciesDir(), policies.ToolsFile))
+	write(t, filepath.Join(h.PoliciesDir(), policies.ToolsFile), edited)
 	write(t, cache, `{"Version":"pv1:other","Tools":{},"Judges":{}}`)
 	s3, err := LoadPolicySet(h)
 	if err != nil || len(s3.Tools.Rules) != len(s1.Tools.Rules) {

@@ -2,6 +2,8 @@ package policies
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,14 +238,42 @@ type matchFile struct {
 	Command string `yaml:"command"`
 }
 
-var (
-	validatorName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	errNoVersion  = errors.New("version: want 1")
-)
+var errNoVersion = errors.New("version: want 1")
+
+// isDefaultBinding reports whether data is the embedded default
+// claim_binding.yaml byte for byte (also as `docket init` installs it).
+// Its decoded form is in binding_known.go: YAML decoding is most of what
+// loading the binding costs the gate. The checks after decoding run on
+// it as on any other file.
+func isDefaultBinding(data []byte) bool {
+	if len(data) != defaultBindingLen {
+		return false
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]) == defaultBindingSum
+}
+
+// validName reports whether s is a validator or rung name:
+// ^[a-z][a-z0-9_]{0,63}$, checked by hand so that no hook compiles a
+// regular expression at start-up for it.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 func parseBinding(data []byte) (*Binding, error) {
 	var f bindingFile
-	if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
+	if isDefaultBinding(data) {
+		f = *decodedDefaultBinding()
+	} else if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 	if f.Version != 1 {
@@ -395,7 +425,7 @@ func within(dir, path string) bool {
 }
 
 func checkRule(rf ruleFile) (ValidatorRule, error) {
-	if !validatorName.MatchString(rf.Validator) {
+	if !validName(rf.Validator) {
 		return ValidatorRule{}, fmt.Errorf("validator: bad name %q", rf.Validator)
 	}
 	r := ValidatorRule{Name: rf.Validator, MinArgs: map[string]any{}, Example: rf.Example, Scope: rf.Scope, AllowRun: rf.AllowRun, With: rf.With}
@@ -521,7 +551,7 @@ func number(v any) (float64, bool) {
 }
 
 func checkRung(rf rungFile) (Rung, error) {
-	if !validatorName.MatchString(rf.Rung) {
+	if !validName(rf.Rung) {
 		return Rung{}, fmt.Errorf("rung: bad name %q", rf.Rung)
 	}
 	r := Rung{Name: rf.Rung, Description: rf.Description, MinAttempts: 1, MinRoutes: 1}

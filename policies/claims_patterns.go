@@ -32,10 +32,11 @@ type Pattern struct {
 // matchAll and matchNone stand in for an expression that does not
 // compile (impossible for a lexicon ParseClaims accepted), whichever
 // fails closed: a claim pattern matches everywhere, an exclude pattern or
-// a cue nowhere.
+// a cue nowhere. Compiled on first use, not at start-up: every hook
+// links this package and none of them normally needs either.
 var (
-	matchAll  = regexp.MustCompile(`(?s)^.*`)
-	matchNone = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
+	matchAll  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^.*`) })
+	matchNone = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^\x00-\x{10FFFF}]`) })
 )
 
 // Regexp returns the compiled pattern.
@@ -44,9 +45,9 @@ func (p *Pattern) Regexp() *regexp.Regexp {
 		re, err := regexp.Compile(p.expr)
 		switch {
 		case err != nil && p.never:
-			re = matchNone
+			re = matchNone()
 		case err != nil:
-			re = matchAll
+			re = matchAll()
 		}
 		p.re = re
 	})
@@ -99,7 +100,7 @@ func (c *CueSet) regexp() *regexp.Regexp {
 	c.once.Do(func() {
 		re, err := regexp.Compile(c.expr)
 		if err != nil {
-			re = matchNone
+			re = matchNone()
 		}
 		c.re = re
 	})

@@ -1,7 +1,8 @@
 // Command spawn times whole processes side by side: each command runs -n
 // times, round-robin, with the same stdin file, and the report gives each
-// one's median and p90 wall time and its ratio to the first (the
-// baseline). Interleaving the runs spreads the machine's noise evenly. A
+// one's median and p90 wall time, its median CPU time (user+sys from the
+// child's rusage, steadier than wall time on a loaded machine) and the
+// ratios of both to the first command (the baseline). Interleaving the runs spreads the machine's noise evenly. A
 // command whose first word is "<FILE" reads FILE on stdin instead of
 // -stdin.
 //
@@ -51,30 +52,35 @@ func main() {
 		}
 	}
 	times := make([][]time.Duration, len(cmds))
+	cpus := make([][]time.Duration, len(cmds))
 	for i := 0; i < *n; i++ {
 		for j, c := range cmds {
-			d, err := runOnce(c, stdins[j], *allowFail)
+			d, cpu, err := runOnce(c, stdins[j], *allowFail)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "spawn: %s: %v\n", strings.Join(c, " "), err)
 				os.Exit(1)
 			}
 			times[j] = append(times[j], d)
+			cpus[j] = append(cpus[j], cpu)
 		}
 	}
-	base := median(times[0])
-	fmt.Printf("%-60s %10s %10s %8s\n", "command", "median", "p90", "ratio")
+	base, baseCPU := median(times[0]), median(cpus[0])
+	fmt.Printf("%-50s %10s %10s %7s %10s %7s\n", "command", "median", "p90", "ratio", "cpu", "ratio")
 	for j, c := range cmds {
-		m := median(times[j])
-		fmt.Printf("%-60s %10s %10s %7.2fx\n", trim(strings.Join(c, " "), 60), round(m), round(pct(times[j], 0.9)), float64(m)/float64(base))
+		m, mc := median(times[j]), median(cpus[j])
+		fmt.Printf("%-50s %10s %10s %6.2fx %10s %6.2fx\n", trim(strings.Join(c, " "), 50), round(m), round(pct(times[j], 0.9)),
+			float64(m)/float64(base), round(mc), float64(mc)/float64(max(baseCPU, 1)))
 	}
 }
 
-func runOnce(argv []string, stdin string, allowFail bool) (time.Duration, error) {
+// runOnce runs argv once and returns its wall time and its CPU time
+// (user+sys of the child).
+func runOnce(argv []string, stdin string, allowFail bool) (time.Duration, time.Duration, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer f.Close()
 		cmd.Stdin = f
@@ -83,9 +89,13 @@ func runOnce(argv []string, stdin string, allowFail bool) (time.Duration, error)
 	out, err := cmd.CombinedOutput()
 	d := time.Since(start)
 	if _, exited := err.(*exec.ExitError); err != nil && !(allowFail && exited) {
-		return 0, fmt.Errorf("%v: %s", err, out)
+		return 0, 0, fmt.Errorf("%v: %s", err, out)
 	}
-	return d, nil
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
+	}
+	return d, cpu, nil
 }
 
 func median(ds []time.Duration) time.Duration { return pct(ds, 0.5) }

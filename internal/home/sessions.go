@@ -51,7 +51,11 @@ func (h Home) RecordSessionForDir(cwd, session string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("record session for dir: %w", err)
 	}
-	return WriteFileAtomic(p, []byte(session+"\n"), 0o600)
+	// A hint, rewritten whenever another session works in the same
+	// directory: replaced atomically but not synced (a crash can lose it,
+	// and `docket validate` then asks for --session), so two sessions
+	// sharing a directory do not cost every hook call an fsync.
+	return writeAtomic(p, []byte(session+"\n"), 0o600, false)
 }
 
 // SessionDir returns the directory the hooks first saw session in and
@@ -149,6 +153,10 @@ func (h Home) SessionForDir(cwd string) (string, error) {
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory, fsynced and renamed over path.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, true)
+}
+
+func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -163,9 +171,11 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err

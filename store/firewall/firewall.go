@@ -119,10 +119,12 @@ func tokenShaped(text string) bool {
 	return flush()
 }
 
+// Compiled on first use: the judge links this package for write-backs,
+// which most calls never make.
 var (
-	roleLine  = regexp.MustCompile(`(?im)^\s*(?:\*\*)?(user|assistant|human|system|ai|tool|model)(?:\*\*)?\s*[:>]`)
-	roleJSON  = regexp.MustCompile(`"(?:role|type)"\s*:\s*"(user|assistant|system|tool|human|tool_result|tool_use)"`)
-	traceMark = regexp.MustCompile(`(?i)</?(thinking|reasoning|scratchpad|chain_of_thought)>|"type"\s*:\s*"(thinking|reasoning|redacted_thinking)"|chain[- ]of[- ]thought|let me think step by step|^\s*(thought|thinking|reasoning)\s*:`)
+	roleLine  = lazyRegexp(`(?im)^\s*(?:\*\*)?(user|assistant|human|system|ai|tool|model)(?:\*\*)?\s*[:>]`)
+	roleJSON  = lazyRegexp(`"(?:role|type)"\s*:\s*"(user|assistant|system|tool|human|tool_result|tool_use)"`)
+	traceMark = lazyRegexp(`(?i)</?(thinking|reasoning|scratchpad|chain_of_thought)>|"type"\s*:\s*"(thinking|reasoning|redacted_thinking)"|chain[- ]of[- ]thought|let me think step by step|^\s*(thought|thinking|reasoning)\s*:`)
 )
 
 // IsTranscript reports whether text looks like a conversation dump: turns
@@ -130,11 +132,11 @@ var (
 func IsTranscript(text string) bool {
 	roles := map[string]int{}
 	n := 0
-	for _, m := range roleLine.FindAllStringSubmatch(text, -1) {
+	for _, m := range roleLine().FindAllStringSubmatch(text, -1) {
 		roles[strings.ToLower(m[1])]++
 		n++
 	}
-	for _, m := range roleJSON.FindAllStringSubmatch(text, -1) {
+	for _, m := range roleJSON().FindAllStringSubmatch(text, -1) {
 		roles[strings.ToLower(m[1])]++
 		n++
 	}
@@ -144,7 +146,7 @@ func IsTranscript(text string) bool {
 // IsReasoningTrace reports whether text carries a model's reasoning trace.
 func IsReasoningTrace(text string) bool {
 	for _, line := range strings.Split(text, "\n") {
-		if traceMark.MatchString(line) {
+		if traceMark().MatchString(line) {
 			return true
 		}
 	}
@@ -158,4 +160,8 @@ func IsDump(text string) bool {
 		return true
 	}
 	return strings.Count(text, "\n") > 40
+}
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
