@@ -62,19 +62,12 @@ const (
 // The file is read backwards in bounded chunks and never whole. A
 // transcript with no such message yields an empty Text and no error.
 func ReadLastAssistant(path string, chain Chain) (*TranscriptMessage, error) {
-	f, err := os.Open(path)
+	f, size, err := openTranscript(path)
 	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat transcript: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("open transcript: %s is not a regular file", path)
-	}
-	return lastAssistant(f, st.Size(), chain, MaxScanBytes)
+	return lastAssistant(f, size, chain, MaxScanBytes)
 }
 
 // lastAssistant is ReadLastAssistant over any ReaderAt of known size.
@@ -167,19 +160,31 @@ func ReadTurn(path string, chain Chain) (*Turn, error) {
 // readTurnFile is ReadTurn giving up (ErrScanLimit) when no assistant
 // text is found in the last maxScan bytes.
 func readTurnFile(path string, chain Chain, maxScan int64) (*Turn, error) {
-	f, err := os.Open(path)
+	f, size, err := openTranscript(path)
 	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
+		return nil, err
 	}
 	defer f.Close()
+	return readTurn(f, size, chain, maxScan, MaxTurnBytes)
+}
+
+// openTranscript opens a transcript, which must be a regular file, and
+// returns its size.
+func openTranscript(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open transcript: %w", err)
+	}
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat transcript: %w", err)
+		f.Close()
+		return nil, 0, fmt.Errorf("stat transcript: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("open transcript: %s is not a regular file", path)
+		f.Close()
+		return nil, 0, fmt.Errorf("open transcript: %s is not a regular file", path)
 	}
-	return readTurn(f, st.Size(), chain, maxScan, MaxTurnBytes)
+	return f, st.Size(), nil
 }
 
 func readTurn(r io.ReaderAt, size int64, chain Chain, maxScan, maxTurn int64) (*Turn, error) {

@@ -147,17 +147,9 @@ func writeJSONString(b *strings.Builder, s string) {
 // CodexHandlers returns the command handlers of a Codex hooks.json with
 // their positions, for the events Codex knows.
 func CodexHandlers(settings []byte) ([]CodexHandler, error) {
-	doc, err := parseDocument(settings)
-	if err != nil {
+	h, err := hooksObject(settings)
+	if h == nil || err != nil {
 		return nil, err
-	}
-	v, ok := doc.get("hooks")
-	if !ok {
-		return nil, nil
-	}
-	h, ok := v.(*object)
-	if !ok {
-		return nil, errors.New(`"hooks" is not an object`)
 	}
 	var out []CodexHandler
 	for _, m := range h.members {

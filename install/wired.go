@@ -22,9 +22,9 @@ type Entry struct {
 	Timeout time.Duration // 0 when unset
 }
 
-// Handlers returns every command handler in a settings file of runtime
-// rt, in file order.
-func Handlers(rt hooks.Runtime, settings []byte) ([]Entry, error) {
+// hooksObject returns the "hooks" object of a settings file, or nil when
+// it has none.
+func hooksObject(settings []byte) (*object, error) {
 	doc, err := parseDocument(settings)
 	if err != nil {
 		return nil, err
@@ -36,6 +36,16 @@ func Handlers(rt hooks.Runtime, settings []byte) ([]Entry, error) {
 	h, ok := v.(*object)
 	if !ok {
 		return nil, errors.New(`"hooks" is not an object`)
+	}
+	return h, nil
+}
+
+// Handlers returns every command handler in a settings file of runtime
+// rt, in file order.
+func Handlers(rt hooks.Runtime, settings []byte) ([]Entry, error) {
+	h, err := hooksObject(settings)
+	if h == nil || err != nil {
+		return nil, err
 	}
 	var out []Entry
 	for _, m := range h.members {
