@@ -1,0 +1,172 @@
+package console
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docket/docket/server"
+)
+
+func get(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestLoginLinkWorksOnce(t *testing.T) {
+	f := newFixture(t)
+	link := f.loginURL(server.RoleReviewer)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	var ck *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == CookieName {
+			ck = c
+		}
+	}
+	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Value == "" {
+		t.Fatalf("session cookie: %+v", ck)
+	}
+	if resp, _ := noRedirect.Get(link); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("second use of a login link: %d, want 401", resp.StatusCode)
+	}
+	// an expired link, a guessed one, a runtime role
+	secret, _ := IssueLogin(f.h, "ana", server.RoleReviewer, time.Minute, time.Now().Add(-2*time.Minute))
+	for name, u := range map[string]string{
+		"expired": f.url + LoginPath + "?t=" + url.QueryEscape(secret),
+		"guessed": f.url + LoginPath + "?t=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"empty":   f.url + LoginPath,
+	} {
+		if resp, _ := noRedirect.Get(u); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s link: %d, want 401", name, resp.StatusCode)
+		}
+	}
+	if _, err := IssueLogin(f.h, "ana", server.RoleRuntime, time.Minute, time.Now()); err == nil {
+		t.Error("a runtime login was issued")
+	}
+	// a forged cookie is no session
+	req, _ := http.NewRequest("GET", f.url+"/", nil)
+	req.AddCookie(&http.Cookie{Name: CookieName, Value: ck.Value + "x"})
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("forged cookie: %d", resp.StatusCode)
+	}
+}
+
+func TestPagesNeedLogin(t *testing.T) {
+	f := newFixture(t)
+	for _, p := range []string{"/", "/review", "/approvals", "/sessions/x", "/memories/mem_x", "/live"} {
+		if code, _ := get(t, http.DefaultClient, f.url+p); code != http.StatusUnauthorized {
+			t.Errorf("GET %s without a session: %d", p, code)
+		}
+	}
+	// the API keeps its bearer tokens: a console cookie is not one
+	c := f.client(server.RoleAdmin)
+	if code, _ := get(t, c, f.url+"/v1/review-queue"); code != http.StatusUnauthorized {
+		t.Errorf("API with a console cookie: %d", code)
+	}
+}
+
+func TestPostNeedsCSRFAndSameOrigin(t *testing.T) {
+	f := newFixture(t)
+	item := f.seedReview("invoices above 1000 EUR need the finance owner's approval")
+	c := f.client(server.RoleReviewer)
+	_, body := get(t, c, f.url+"/review")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no csrf token on the review page")
+	}
+	post := func(form url.Values, origin string) int {
+		req, _ := http.NewRequest("POST", f.url+"/review/"+item, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		noRedirect := *c
+		noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	tests := []struct {
+		name   string
+		form   url.Values
+		origin string
+		want   int
+	}{
+		{"no token", url.Values{"action": {"confirm"}}, "", 403},
+		{"wrong token", url.Values{"action": {"confirm"}, "csrf": {m[1] + "x"}}, "", 403},
+		{"cross origin", url.Values{"action": {"confirm"}, "csrf": {m[1]}}, "http://evil.example", 403},
+		{"opaque origin", url.Values{"action": {"confirm"}, "csrf": {m[1]}}, "null", 403},
+		{"same origin", url.Values{"action": {"confirm"}, "csrf": {m[1]}}, f.url, 303},
+	}
+	for _, tt := range tests {
+		if got := post(tt.form, tt.origin); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	// only the same-origin post with the token went through
+	b, err := f.srv.Call(context.Background(), server.Principal{Name: "r", Role: server.RoleReviewer}, "GET", "/v1/review-queue?status=resolved", nil)
+	if err != nil || !strings.Contains(string(b), item) || !strings.Contains(string(b), `"resolved_by":"token:ana"`) {
+		t.Fatalf("resolved queue: %s %v", b, err)
+	}
+}
+
+func TestHeadersAndEscaping(t *testing.T) {
+	f := newFixture(t)
+	f.seedBlocked()
+	f.seedReview("never trust " + xss)
+	apr := f.seedApproval(blockedSession, "esc-1")
+	c := f.client(server.RoleReviewer)
+	// text cannot hold a raw "<": any "<" is a tag the template wrote
+	quoted := regexp.MustCompile(`"[^"]*"`)
+	inline := regexp.MustCompile(`(?i)<script(?:\s[^>]*)?>\s*[^<\s]|<[^>]*\son[a-z]+=|<[^>]*\sstyle=|javascript:`)
+	for _, p := range []string{"/", "/sessions/" + blockedSession, "/review", "/approvals"} {
+		resp, err := c.Get(f.url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body := string(b)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d: %s", p, resp.StatusCode, body)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); csp != CSP || strings.Contains(csp, "unsafe") {
+			t.Errorf("%s: CSP %q", p, csp)
+		}
+		if strings.Contains(body, "<script>alert") || strings.Contains(body, "<img src=x") {
+			t.Errorf("%s: agent text reached the page unescaped", p)
+		}
+		// attribute values cannot hold a raw quote either: drop them
+		if m := inline.FindString(quoted.ReplaceAllString(body, `""`)); m != "" {
+			t.Errorf("%s: inline script or style: %q", p, m)
+		}
+		if p == "/sessions/"+blockedSession && (!strings.Contains(body, "&lt;script&gt;alert") || !strings.Contains(body, "tests_pass")) {
+			t.Errorf("session page lacks the escaped stdout or the claim")
+		}
+		if p == "/approvals" && !strings.Contains(body, apr) {
+			t.Errorf("approvals page lacks %s", apr)
+		}
+	}
+}
