@@ -116,7 +116,7 @@ func (c *Console) Handler() http.Handler {
 		h.Set("Content-Security-Policy", CSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Referrer-Policy", "same-origin") // no-referrer would make a form post's Origin "null"
 		h.Set("Cache-Control", "no-store")
 		mux.ServeHTTP(w, r)
 	})
