@@ -239,6 +239,10 @@ func TestBrowser(t *testing.T) {
 	if left := text(t, ctx, "#"+apr+" .timeleft"); !strings.Contains(left, "left") {
 		t.Errorf("time left: %q", left)
 	}
+	run(t, ctx, "open the proposal", chromedp.Click(css("#"+apr+" details.proposal summary")))
+	if prop := text(t, ctx, "#"+apr+" details.proposal pre"); !strings.Contains(prop, "payments.wire is high_risk") || !strings.Contains(prop, `"outcome": "escalate"`) {
+		t.Errorf("proposal: %q", prop)
+	}
 	shot(t, ctx, dir, "approvals")
 	select {
 	case r := <-released:

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,6 +71,8 @@ type entryView struct {
 	Time      string
 	Agent     string
 	Runtime   string
+	ToolUseID string
+	Body      json.RawMessage
 	Artifacts []artifactView
 }
 
@@ -144,7 +147,8 @@ func (c *Console) readSession(ctx context.Context, s *session, id string, withAr
 func (v *sessionView) add(e *ledger.Entry) {
 	var body map[string]any
 	json.Unmarshal(e.Body, &body)
-	ev := entryView{Seq: e.Seq, Kind: string(e.Kind), Tool: e.Tool, Hash: e.Hash, Time: e.Time, Agent: e.AgentID, Runtime: e.Runtime, Outcome: outcome(e.Kind, body)}
+	ev := entryView{Seq: e.Seq, Kind: string(e.Kind), Tool: e.Tool, Hash: e.Hash, Time: e.Time, Agent: e.AgentID, Runtime: e.Runtime, Outcome: outcome(e.Kind, body),
+		ToolUseID: e.ToolUseID, Body: e.Body}
 	v.Entries = append(v.Entries, ev)
 	if e.Runtime != "" {
 		v.Runtime = e.Runtime
@@ -499,8 +503,50 @@ func (c *Console) memoryPage(w http.ResponseWriter, r *http.Request, s *session)
 // --- approvals ---------------------------------------------------------------------
 
 type approvalsData struct {
-	Pending []store.Approval
+	Pending []pendingView
 	Recent  []store.Approval
+}
+
+// pendingView is a pending approval with the judge's stored decision on
+// the proposal, pretty-printed.
+type pendingView struct {
+	store.Approval
+	Proposal    string
+	ProposalSeq uint64
+	ProposalErr string
+}
+
+// proposal finds the judge_decision ledger entry that escalated the
+// approval (same session and tool use) and shows it: the judge's record
+// of the proposal (its proposal field when the entry carries one).
+func (c *Console) proposal(ctx context.Context, s *session, pv *pendingView) {
+	if pv.Session == "" {
+		pv.ProposalErr = "the approval names no session"
+		return
+	}
+	v, err := c.readSession(ctx, s, pv.Session, false)
+	if err != nil {
+		pv.ProposalErr = err.Error()
+		return
+	}
+	for i := len(v.Entries) - 1; i >= 0; i-- {
+		e := v.Entries[i]
+		if e.Kind != string(ledger.KindJudgeDecision) || e.ToolUseID != pv.ToolUseID || e.Tool != pv.Tool {
+			continue
+		}
+		var body struct {
+			Proposal json.RawMessage `json:"proposal"`
+		}
+		raw := []byte(e.Body)
+		if json.Unmarshal(e.Body, &body) == nil && len(body.Proposal) > 0 && string(body.Proposal) != "null" {
+			raw = body.Proposal
+		}
+		var buf bytes.Buffer
+		json.Indent(&buf, raw, "", "  ")
+		pv.Proposal, pv.ProposalSeq = buf.String(), e.Seq
+		return
+	}
+	pv.ProposalErr = "no judge_decision entry for this call in the session's ledger"
 }
 
 func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -516,7 +562,12 @@ func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, "Approvals", err)
 		return
 	}
-	d := approvalsData{Pending: pend}
+	d := approvalsData{}
+	for _, a := range pend {
+		pv := pendingView{Approval: a}
+		c.proposal(r.Context(), s, &pv)
+		d.Pending = append(d.Pending, pv)
+	}
 	for _, a := range all.Approvals {
 		if a.Status != store.ApprovalPending && len(d.Recent) < 50 {
 			d.Recent = append(d.Recent, a)
