@@ -226,6 +226,22 @@ func TestBrowser(t *testing.T) {
 	}
 	shot(t, ctx, dir, "memory")
 
+	// the confirmed lesson is a standing instruction on the notes page,
+	// and a reviewer edits it there
+	run(t, ctx, "notes", chromedp.Navigate(f.url+"/notes"), chromedp.WaitVisible(css("article.note")))
+	if notes := text(t, ctx, "main"); !strings.Contains(notes, "acme / docket") || !strings.Contains(notes, "finance owner") {
+		t.Errorf("notes: %q", notes)
+	}
+	run(t, ctx, "edit a note",
+		chromedp.Click(css("article.note details summary")),
+		chromedp.SetValue(css("article.note input[name=summary]"), "invoices above 1000 EUR: ask the finance owner"),
+		chromedp.Click(css("article.note form.wide button")),
+		chromedp.WaitVisible(css("#flash")))
+	if flash, h3 := text(t, ctx, "#flash"), text(t, ctx, "article.note h3"); !strings.Contains(flash, "edit on mem_") || h3 != "invoices above 1000 EUR: ask the finance owner" {
+		t.Errorf("after editing a note: flash %q, title %q", flash, h3)
+	}
+	shot(t, ctx, dir, "notes")
+
 	// a headless judge waits on the approval; approving it here releases it
 	released := make(chan judge.Resolution, 1)
 	go func() {

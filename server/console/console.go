@@ -104,6 +104,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET /sessions/{id}", c.authed(c.sessionPage))
 	mux.HandleFunc("GET /review", c.authed(c.reviewPage))
 	mux.HandleFunc("POST /review/{id}", c.authed(c.reviewPost))
+	mux.HandleFunc("GET /notes", c.authed(c.notesPage))
 	mux.HandleFunc("GET /memories/{id}", c.authed(c.memoryPage))
 	mux.HandleFunc("GET /approvals", c.authed(c.approvalsPage))
 	mux.HandleFunc("POST /approvals/{id}", c.authed(c.approvalPost))

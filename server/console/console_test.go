@@ -141,7 +141,7 @@ func TestHeadersAndEscaping(t *testing.T) {
 	// text cannot hold a raw "<": any "<" is a tag the template wrote
 	quoted := regexp.MustCompile(`"[^"]*"`)
 	inline := regexp.MustCompile(`(?i)<script(?:\s[^>]*)?>\s*[^<\s]|<[^>]*\son[a-z]+=|<[^>]*\sstyle=|javascript:`)
-	for _, p := range []string{"/", "/sessions/" + blockedSession, "/review", "/approvals"} {
+	for _, p := range []string{"/", "/sessions/" + blockedSession, "/review", "/approvals", "/notes", "/review?status=resolved"} {
 		resp, err := c.Get(f.url + p)
 		if err != nil {
 			t.Fatal(err)

@@ -485,7 +485,58 @@ func (c *Console) reviewPost(w http.ResponseWriter, r *http.Request, s *session)
 	} else {
 		c.setFlash(s, fmt.Sprintf("%s on %s done: memory %s is now %s (%s)", body["action"], id, out.Memory.ID, out.Memory.UsePolicy, out.Memory.Provenance.Status), true)
 	}
-	http.Redirect(w, r, "/review", http.StatusSeeOther)
+	back := "/review"
+	if f.Get("back") == "notes" {
+		back = "/notes"
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// --- notes -------------------------------------------------------------------------
+
+type notesGroup struct {
+	Scope string
+	Notes []store.Memory
+}
+
+// notesPage lists the standing instructions: confirmed, instruction-grade,
+// active memories (what recall hands the judge as policy hits), by
+// project, each editable with the review actions.
+func (c *Console) notesPage(w http.ResponseWriter, r *http.Request, s *session) {
+	var out struct {
+		Items []server.QueueItem `json:"items"`
+	}
+	if err := c.call(r.Context(), s, "GET", "/v1/review-queue?limit=1000&status=resolved", nil, &out); err != nil {
+		c.fail(w, r, s, "Notes", err)
+		return
+	}
+	groups := map[string]*notesGroup{}
+	seen := map[string]bool{}
+	var order []string
+	for _, it := range out.Items {
+		m := it.Memory
+		if seen[m.ID] || m.UsePolicy != store.Instruction || m.Lifecycle != store.Active || m.Freshness.Stale {
+			continue
+		}
+		seen[m.ID] = true
+		key := m.Scope.Workspace
+		if m.Scope.Project != "" {
+			key += " / " + m.Scope.Project
+		}
+		g := groups[key]
+		if g == nil {
+			g = &notesGroup{Scope: key}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.Notes = append(g.Notes, m)
+	}
+	sort.Strings(order)
+	var d []*notesGroup
+	for _, k := range order {
+		d = append(d, groups[k])
+	}
+	c.render(w, r, http.StatusOK, "notes", s, page{Title: "Notes", Nav: "notes", Data: d})
 }
 
 // --- memory inspector -------------------------------------------------------------
