@@ -2,6 +2,8 @@ package console
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -168,5 +170,169 @@ func TestHeadersAndEscaping(t *testing.T) {
 		if p == "/approvals" && !strings.Contains(body, apr) {
 			t.Errorf("approvals page lacks %s", apr)
 		}
+	}
+}
+
+// form posts a console form with the session's CSRF token and returns
+// the flash message of the page it lands on.
+func form(t *testing.T, f *fixture, c *http.Client, path string, v url.Values) string {
+	t.Helper()
+	_, body := get(t, c, f.url+"/review")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no csrf token")
+	}
+	v.Set("csrf", m[1])
+	resp, err := c.PostForm(f.url+path, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fm := regexp.MustCompile(`id="flash">([^<]*)<`).FindStringSubmatch(string(b))
+	if fm == nil {
+		t.Fatalf("POST %s: no flash (%d)", path, resp.StatusCode)
+	}
+	return fm[1]
+}
+
+// TestEveryReviewAction runs each review form and reads the memory back
+// through the API.
+func TestEveryReviewAction(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(server.RoleReviewer)
+	reviewer := server.Principal{Name: "r", Role: server.RoleReviewer}
+	memOf := func(item string) map[string]any {
+		for _, st := range []string{"pending", "escalated", "resolved"} {
+			b, err := f.srv.Call(context.Background(), reviewer, "GET", "/v1/review-queue?status="+st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q struct {
+				Items []map[string]any `json:"items"`
+			}
+			json.Unmarshal(b, &q)
+			for _, it := range q.Items {
+				if it["item_id"] == item {
+					return it["memory"].(map[string]any)
+				}
+			}
+		}
+		return nil
+	}
+	tests := []struct {
+		action string
+		form   url.Values
+		check  func(m map[string]any) bool
+	}{
+		{"evidence_only", url.Values{}, func(m map[string]any) bool { return m["use_policy"] == "can_use_as_evidence" }},
+		{"reject", url.Values{"note": {"wrong"}}, func(m map[string]any) bool { return m["lifecycle"] == "rejected" }},
+		{"mark_stale", url.Values{}, func(m map[string]any) bool { return m["freshness"].(map[string]any)["stale"] == true }},
+		{"restrict_scope", url.Values{"visibility": {"personal"}}, func(m map[string]any) bool { return m["scope"].(map[string]any)["visibility"] == "personal" }},
+		{"edit", url.Values{"summary": {"edited <b>summary</b>"}}, func(m map[string]any) bool { return m["summary"] == "edited <b>summary</b>" }},
+		{"escalate", url.Values{"note": {"ask legal"}}, func(m map[string]any) bool { return m != nil }},
+	}
+	for i, tt := range tests {
+		item := f.seedReviewKey(fmt.Sprintf("k-%d", i), "lesson number "+tt.action)
+		tt.form.Set("action", tt.action)
+		flash := form(t, f, c, "/review/"+item, tt.form)
+		if !strings.Contains(flash, tt.action+" on "+item+" done") {
+			t.Errorf("%s: flash %q", tt.action, flash)
+			continue
+		}
+		if tt.action == "escalate" {
+			b, _ := f.srv.Call(context.Background(), reviewer, "GET", "/v1/review-queue?status=escalated", nil)
+			if !strings.Contains(string(b), item) {
+				t.Errorf("escalate: %s not escalated", item)
+			}
+			continue
+		}
+		if m := memOf(item); m == nil || !tt.check(m) {
+			t.Errorf("%s: memory after: %v", tt.action, m)
+		}
+	}
+	// merge needs the other memory; a missing one is an error shown, not a 500
+	item := f.seedReviewKey("k-merge", "lesson to merge")
+	if flash := form(t, f, c, "/review/"+item, url.Values{"action": {"merge"}, "other_memory_id": {"mem_missing"}}); !strings.Contains(flash, "failed") {
+		t.Errorf("merge into a missing memory: %q", flash)
+	}
+}
+
+// TestEveryApprovalAction runs the approval forms other than approve
+// (TestBrowser approves) and reads each approval back.
+func TestEveryApprovalAction(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(server.RoleReviewer)
+	tests := []struct {
+		name   string
+		form   url.Values
+		status string // "" = the form is refused and the approval stays pending
+	}{
+		{"reject", url.Values{"action": {"reject"}, "note": {"no"}}, "rejected"},
+		{"escalate", url.Values{"action": {"escalate"}, "owner": {"cfo"}}, "escalated"},
+		{"modify", url.Values{"action": {"modify"}, "arguments": {`{"amount":10}`}}, "modified"},
+		{"modify with bad JSON", url.Values{"action": {"modify"}, "arguments": {`{"amount":`}}, ""},
+		{"modify with an array", url.Values{"action": {"modify"}, "arguments": {`[1]`}}, ""},
+		{"unknown action", url.Values{"action": {"delete"}}, ""},
+	}
+	for i, tt := range tests {
+		apr := f.seedApproval(fmt.Sprintf("sess-%d", i), fmt.Sprintf("e-%d", i))
+		flash := form(t, f, c, "/approvals/"+apr, tt.form)
+		b, err := f.srv.Call(context.Background(), runtimeP, "GET", "/v1/approvals/"+apr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct {
+			Status    string          `json:"status"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		json.Unmarshal(b, &a)
+		want := tt.status
+		if want == "" {
+			want = "pending"
+			if !strings.Contains(flash, "failed") {
+				t.Errorf("%s: flash %q", tt.name, flash)
+			}
+		}
+		if a.Status != want {
+			t.Errorf("%s: status %s, want %s (flash %q)", tt.name, a.Status, want, flash)
+		}
+		if tt.name == "modify" && string(a.Arguments) != `{"amount":10}` {
+			t.Errorf("modify: arguments %s", a.Arguments)
+		}
+	}
+}
+
+func TestLogout(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(server.RoleReviewer)
+	if code, _ := get(t, c, f.url+"/"); code != 200 {
+		t.Fatalf("before logout: %d", code)
+	}
+	_, body := get(t, c, f.url+"/")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no csrf token")
+	}
+	u, _ := url.Parse(f.url)
+	old := c.Jar.Cookies(u)
+	resp, err := c.PostForm(f.url+"/logout", url.Values{"csrf": {m[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code, _ := get(t, c, f.url+"/"); code != http.StatusUnauthorized {
+		t.Fatalf("after logout: %d", code)
+	}
+	// the old cookie, replayed, is no session either
+	req, _ := http.NewRequest("GET", f.url+"/", nil)
+	for _, ck := range old {
+		req.AddCookie(ck)
+	}
+	if len(old) == 0 {
+		t.Fatal("no cookie before logout")
+	}
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("replayed cookie after logout: %d", resp.StatusCode)
 	}
 }

@@ -155,10 +155,12 @@ func (f *fixture) seedDone() {
 
 // seedReview writes a decision whose lesson lands in the review queue
 // and returns the item id.
-func (f *fixture) seedReview(lesson string) string {
-	out := f.call("POST", "/v1/judge/decisions", fmt.Sprintf(`{"schema_version":"openbrain.judge.decision.v1","workspace_id":"acme","project_id":"docket","action_id":"act-rev",
-		"idempotency_key":"k-rev","decision":"block","reasoning_summary":"pushing to main needs review","confidence":"high",
-		"judge":{"kind":"rule","policy_version":"v1"},"checks":{"policy_check":"fail"},"memory_to_write":{"lessons":[%q]}}`, lesson))
+func (f *fixture) seedReview(lesson string) string { return f.seedReviewKey("k-rev", lesson) }
+
+func (f *fixture) seedReviewKey(key, lesson string) string {
+	out := f.call("POST", "/v1/judge/decisions", fmt.Sprintf(`{"schema_version":"openbrain.judge.decision.v1","workspace_id":"acme","project_id":"docket","action_id":"act-%s",
+		"idempotency_key":%q,"decision":"block","reasoning_summary":"pushing to main needs review","confidence":"high",
+		"judge":{"kind":"rule","policy_version":"v1"},"checks":{"policy_check":"fail"},"memory_to_write":{"lessons":[%q]}}`, key, key, lesson))
 	items, _ := out["review_items"].([]any)
 	if len(items) != 1 {
 		f.t.Fatalf("decision made no review item: %v", out)

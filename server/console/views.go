@@ -296,7 +296,11 @@ type column struct {
 	Sessions         []*sessionView
 }
 
+// MaxBoardSessions bounds the Kanban to the most recently active sessions.
+const MaxBoardSessions = 100
+
 type overviewData struct {
+	Hidden    int // older sessions left off the board
 	Columns   []*column
 	Agents    []*agentCard
 	Events    []eventView
@@ -332,6 +336,10 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		{Key: ColDone, Title: "Done, evidence verified", Help: "the gate let it stop and the ledger verifies"},
 	}}
 	sort.Slice(list.Sessions, func(i, j int) bool { return list.Sessions[i].ModifiedAt.After(list.Sessions[j].ModifiedAt) })
+	if len(list.Sessions) > MaxBoardSessions {
+		d.Hidden = len(list.Sessions) - MaxBoardSessions
+		list.Sessions = list.Sessions[:MaxBoardSessions]
+	}
 	agents := map[string]*agentCard{}
 	for _, si := range list.Sessions {
 		v, err := c.readSession(ctx, s, si.Session, false)
