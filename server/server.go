@@ -169,7 +169,7 @@ func (s *Server) mux() *http.ServeMux {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if ui := s.ui.Load(); ui != nil {
+		if ui := s.ui.Load(); ui != nil && !strings.HasPrefix(r.URL.Path, "/v1/") {
 			(*ui).ServeHTTP(w, r)
 			return
 		}

@@ -336,3 +336,23 @@ func TestLogout(t *testing.T) {
 		t.Fatalf("replayed cookie after logout: %d", resp.StatusCode)
 	}
 }
+
+func TestAPIPathsStayJSON(t *testing.T) {
+	f := newFixture(t)
+	resp, err := http.Get(f.url + "/v1/nothing-here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("unknown API path: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	resp, err = http.Get(f.url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+}
