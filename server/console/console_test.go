@@ -137,13 +137,21 @@ func TestPostNeedsCSRFAndSameOrigin(t *testing.T) {
 func TestHeadersAndEscaping(t *testing.T) {
 	f := newFixture(t)
 	f.seedBlocked()
-	f.seedReview("never trust " + xss)
+	item := f.seedReview("never trust " + xss)
 	apr := f.seedApproval(blockedSession, "esc-1")
+	b, err := f.srv.Call(context.Background(), server.Principal{Name: "r", Role: server.RoleReviewer}, "GET", "/v1/review-queue", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := regexp.MustCompile(`"item_id":"` + item + `","memory_id":"(mem_[0-9a-f]+)"`).FindSubmatch(b)
+	if mem == nil {
+		t.Fatalf("no memory for %s in %s", item, b)
+	}
 	c := f.client(server.RoleReviewer)
 	// text cannot hold a raw "<": any "<" is a tag the template wrote
 	quoted := regexp.MustCompile(`"[^"]*"`)
 	inline := regexp.MustCompile(`(?i)<script(?:\s[^>]*)?>\s*[^<\s]|<[^>]*\son[a-z]+=|<[^>]*\sstyle=|javascript:`)
-	for _, p := range []string{"/", "/sessions/" + blockedSession, "/review", "/approvals", "/notes", "/review?status=resolved"} {
+	for _, p := range []string{"/", "/sessions/" + blockedSession, "/review", "/approvals", "/notes", "/review?status=resolved", "/memories/" + string(mem[1])} {
 		resp, err := c.Get(f.url + p)
 		if err != nil {
 			t.Fatal(err)
