@@ -75,6 +75,7 @@ type Server struct {
 	closing chan struct{}
 	once    sync.Once
 	logMu   sync.Mutex
+	ui      atomic.Pointer[http.Handler] // the console, at every path no API route takes
 }
 
 // New returns a server over cfg.
@@ -168,6 +169,10 @@ func (s *Server) mux() *http.ServeMux {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if ui := s.ui.Load(); ui != nil && !strings.HasPrefix(r.URL.Path, "/v1/") {
+			(*ui).ServeHTTP(w, r)
+			return
+		}
 		writeError(w, notFound("no route %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
 	})
 	return mux

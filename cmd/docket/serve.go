@@ -18,6 +18,7 @@ import (
 	"github.com/docket/docket/judge"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/server"
+	"github.com/docket/docket/server/console"
 	"github.com/docket/docket/store/sqlstore"
 )
 
@@ -119,6 +120,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	con, err := console.New(srv)
+	if err != nil {
+		return err
+	}
+	srv.Mount(con.Handler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
