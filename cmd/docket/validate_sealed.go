@@ -75,15 +75,15 @@ func validateViaSocket(sock string, args []string, stdin io.Reader, stdout, stde
 
 // validatorRunAs is who a validator runs as for a caller of the daemon:
 // the daemon itself when the caller is the daemon's own user, else the
-// caller's uid, gid and groups, which needs root or CAP_SETUID and
-// CAP_SETGID. Without them the run is refused: a validator never runs
+// caller's uid, gid and groups, which needs root or CAP_SETUID,
+// CAP_SETGID and CAP_CHOWN (for the validator's scratch directory). Without them the run is refused: a validator never runs
 // with the daemon's rights on another user's behalf.
 func validatorRunAs(p hookclient.Peer) (*validators.RunAs, error) {
 	if int(p.UID) == os.Geteuid() {
 		return nil, nil
 	}
 	if os.Geteuid() != 0 && !canSetUID() {
-		return nil, fmt.Errorf("the daemon (uid %d) cannot run the validator as the caller (uid %d): it needs root or CAP_SETUID and CAP_SETGID, and never runs a validator as itself for another user", os.Geteuid(), p.UID)
+		return nil, fmt.Errorf("the daemon (uid %d) cannot run the validator as the caller (uid %d): it needs root or CAP_SETUID, CAP_SETGID and CAP_CHOWN, and never runs a validator as itself for another user", os.Geteuid(), p.UID)
 	}
 	ra := &validators.RunAs{UID: p.UID, GID: p.GID}
 	if u, err := user.LookupId(strconv.FormatUint(uint64(p.UID), 10)); err == nil {
@@ -98,8 +98,8 @@ func validatorRunAs(p hookclient.Peer) (*validators.RunAs, error) {
 	return ra, nil
 }
 
-// canSetUID reports whether this process holds CAP_SETUID and
-// CAP_SETGID in its effective set (Linux; elsewhere false).
+// canSetUID reports whether this process holds CAP_SETUID, CAP_SETGID
+// and CAP_CHOWN in its effective set (Linux; elsewhere false).
 func canSetUID() bool {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -111,8 +111,8 @@ func canSetUID() bool {
 			if err != nil {
 				return false
 			}
-			const setgid, setuid = 1 << 6, 1 << 7
-			return caps&setuid != 0 && caps&setgid != 0
+			const chown, setgid, setuid = 1 << 0, 1 << 6, 1 << 7
+			return caps&chown != 0 && caps&setuid != 0 && caps&setgid != 0
 		}
 	}
 	return false

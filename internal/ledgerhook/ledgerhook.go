@@ -97,7 +97,8 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	}
 	rec := record(ev, payload)
 	if o.Peer != nil {
-		rec.Body.(map[string]any)["peer"] = o.Peer
+		// a map, like the rest of the body, so its keys are sorted
+		rec.Body.(map[string]any)["peer"] = map[string]any{"uid": o.Peer.UID, "gid": o.Peer.GID, "pid": o.Peer.PID}
 	}
 	if _, err := l.Append(ev.SessionID, rec); err != nil {
 		return err
