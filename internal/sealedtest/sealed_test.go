@@ -16,10 +16,29 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+	builtDir  string
+)
+
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "docket-sealed-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	builtDir = d
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
 
 const (
 	daemonUser = "docket"
@@ -92,11 +111,19 @@ func setup(t *testing.T) *env {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	e := &env{t: t, dir: dir, bin: filepath.Join(dir, "bin"), state: filepath.Join(dir, "state"),
 		sock: filepath.Join(dir, "run", "docket.sock"), proj: filepath.Join(dir, "proj"), agentID: agent}
-	build := exec.Command("go", "build", "-o", e.bin+"/", "./cmd/docket", "./cmd/docket-judge", "./cmd/docket-ledger", "./cmd/docket-gate")
-	build.Dir = "../.."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		build := exec.Command("go", "build", "-o", builtDir+"/", "./cmd/docket", "./cmd/docket-judge", "./cmd/docket-ledger", "./cmd/docket-gate")
+		build.Dir = "../.."
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	if err := os.CopyFS(e.bin, os.DirFS(builtDir)); err != nil {
+		t.Fatal(err)
 	}
 	for _, d := range []string{e.state, filepath.Dir(e.sock), filepath.Join(e.proj, ".git")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -274,6 +301,24 @@ func TestSealedRoundTripAndIsolation(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"decision":"block"`) || !strings.Contains(out, "claim done") {
 		t.Fatalf("gate: exit %d, stdout %q", code, out)
 	}
+	// the caller's DOCKET_HOME is not forwarded: the entry lands in the
+	// daemon's state root, not in one the agent controls
+	fake := filepath.Join(e.proj, "fakehome")
+	if _, errb, code, _ := e.asAgent(e.ledgerBash("s1", 2), []string{"DOCKET_HOME=" + fake}, "docket-ledger"); code != 0 {
+		t.Fatalf("ledger with DOCKET_HOME: exit %d, stderr %q", code, errb)
+	}
+	if _, err := os.Stat(fake); err == nil {
+		t.Fatal("the daemon wrote into the caller's DOCKET_HOME")
+	}
+	// --args-file is read by the caller, so a key file is not readable
+	// through the daemon
+	key := filepath.Join(e.state, "keys", "checkpoint.key")
+	if _, err := os.Stat(key); err != nil {
+		t.Fatal(err)
+	}
+	if out, errb, code, _ := e.asAgent(nil, nil, "docket", "validate", "--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args-file", key); code != 1 || !strings.Contains(errb, "permission denied") {
+		t.Fatalf("validate --args-file KEY: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
 	if v := e.verify("s1"); !strings.HasPrefix(v, "ok") {
 		t.Fatalf("verify: %s", v)
 	}
@@ -288,7 +333,7 @@ func TestSealedRoundTripAndIsolation(t *testing.T) {
 			peers++
 		}
 	}
-	if peers < 3 { // two judge decisions and the tool call
+	if peers < 4 { // two judge decisions and two tool calls
 		t.Fatalf("%d entries record the peer, want >= 3", peers)
 	}
 
