@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/gatehook"
 	"github.com/docket/docket/internal/hookclient"
 )
@@ -20,7 +19,7 @@ var version = ""
 
 func main() {
 	if sock, args, ok := hookclient.Socket(os.Args[1:]); ok {
-		os.Exit(hookclient.Run(hookclient.RouteGate, sock, args, os.Stdin, os.Stdout, os.Stderr, gateUnreachable))
+		os.Exit(hookclient.Run(hookclient.RouteGate, sock, args, os.Stdin, os.Stdout, os.Stderr, hookclient.GateUnreachable))
 	}
 	gatehook.Version = version
 	os.Exit(gatehook.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -30,20 +29,4 @@ type usageError = gatehook.UsageError
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return gatehook.Run(ctx, args, stdin, stdout, stderr)
-}
-
-// gateUnreachable blocks the stop: nothing was checked.
-func gateUnreachable(args []string, payload []byte, reason string, stdout, stderr io.Writer) int {
-	rt := hooks.Runtime(hookclient.Flag(args, "runtime"))
-	event := hooks.Stop
-	if ev, err := hooks.Decode(payload, rt); err == nil {
-		rt, event = ev.Runtime, ev.Name
-	}
-	out, _, err := hooks.Encode(rt, gatehook.BlockAnswer(event, "docket-gate: "+reason+"; the final message was not checked."))
-	if err != nil {
-		out, _, _ = hooks.EncodeClaude(gatehook.BlockAnswer(hooks.Stop, "docket-gate: "+reason))
-	}
-	stdout.Write(out)
-	io.WriteString(stderr, "docket: error: "+reason+"\n")
-	return 0
 }

@@ -18,7 +18,7 @@ var version = ""
 
 func main() {
 	if sock, args, ok := hookclient.Socket(os.Args[1:]); ok {
-		os.Exit(hookclient.Run(hookclient.RouteLedger, sock, args, os.Stdin, os.Stdout, os.Stderr, ledgerUnreachable))
+		os.Exit(hookclient.Run(hookclient.RouteLedger, sock, args, os.Stdin, os.Stdout, os.Stderr, hookclient.LedgerUnreachable))
 	}
 	ledgerhook.Version = version
 	os.Exit(ledgerhook.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, ledgerhook.Options{}))
@@ -26,10 +26,4 @@ func main() {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return ledgerhook.Run(ctx, args, stdin, stdout, stderr, ledgerhook.Options{})
-}
-
-// ledgerUnreachable: nothing was recorded, and the runtime is told why.
-func ledgerUnreachable(_ []string, _ []byte, reason string, _, stderr io.Writer) int {
-	io.WriteString(stderr, "docket-ledger: error: not recorded: "+reason+"\n")
-	return 2
 }

@@ -112,7 +112,7 @@ func setup(t *testing.T) *env {
 	e := &env{t: t, dir: dir, bin: filepath.Join(dir, "bin"), state: filepath.Join(dir, "state"),
 		sock: filepath.Join(dir, "run", "docket.sock"), proj: filepath.Join(dir, "proj"), agentID: agent}
 	buildOnce.Do(func() {
-		build := exec.Command("go", "build", "-o", builtDir+"/", "./cmd/docket", "./cmd/docket-judge", "./cmd/docket-ledger", "./cmd/docket-gate")
+		build := exec.Command("go", "build", "-o", builtDir+"/", "./cmd/docket", "./cmd/docket-judge", "./cmd/docket-ledger", "./cmd/docket-gate", "./cmd/docket-hook")
 		build.Dir = "../.."
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
@@ -297,6 +297,9 @@ func TestSealedRoundTripAndIsolation(t *testing.T) {
 	if _, errb, code, _ := e.asAgent(e.ledgerBash("s1", 1), nil, "docket-ledger"); code != 0 {
 		t.Fatalf("ledger: exit %d, stderr %q\n%s", code, errb, e.log)
 	}
+	if _, errb, code, _ := e.asAgent(e.ledgerBash("s1", 3), nil, "docket-hook", "ledger"); code != 0 {
+		t.Fatalf("docket-hook ledger: exit %d, stderr %q\n%s", code, errb, e.log)
+	}
 	out, _, code, _ := e.asAgent(e.stop("s1", "All done — tests pass."), nil, "docket-gate", "--timeout", "10s")
 	if code != 0 || !strings.Contains(out, `"decision":"block"`) || !strings.Contains(out, "claim done") {
 		t.Fatalf("gate: exit %d, stdout %q", code, out)
@@ -333,7 +336,7 @@ func TestSealedRoundTripAndIsolation(t *testing.T) {
 			peers++
 		}
 	}
-	if peers < 4 { // two judge decisions and two tool calls
+	if peers < 5 { // two judge decisions and three tool calls
 		t.Fatalf("%d entries record the peer, want >= 3", peers)
 	}
 
@@ -456,6 +459,12 @@ func TestSealedDaemonDownFailsClosed(t *testing.T) {
 		read := e.payload("PreToolUse", "s4", `"tool_name":"Read","tool_input":{"file_path":"/etc/hostname"},"tool_use_id":"toolu_r"`)
 		if out, _, code, took := e.asAgent(read, extra, "docket-judge"); code != 0 || out != "" || took > limit {
 			t.Errorf("judge, read-only: exit %d in %v, stdout %q (want no answer)", code, took, out)
+		}
+		if out, _, code, took := e.asAgent(e.judgeBash("s4", "rm -rf build"), extra, "docket-hook", "judge"); code != 0 || !strings.Contains(out, `"deny"`) || took > limit {
+			t.Errorf("docket-hook judge: exit %d in %v, stdout %q", code, took, out)
+		}
+		if out, _, code, took := e.asAgent(e.stop("s4", "All done."), extra, "docket-hook", "gate", "--timeout", "2s"); code != 0 || !strings.Contains(out, `"decision":"block"`) || took > limit {
+			t.Errorf("docket-hook gate: exit %d in %v, stdout %q", code, took, out)
 		}
 		if out, _, code, took := e.asAgent(e.stop("s4", "All done."), extra, "docket-gate", "--timeout", "2s"); code != 0 || !strings.Contains(out, `"decision":"block"`) || took > limit {
 			t.Errorf("gate: exit %d in %v, stdout %q", code, took, out)
