@@ -18,7 +18,7 @@ import (
 var version = ""
 
 func main() {
-	if sock, args, ok := hookclient.Socket(os.Args[1:]); ok {
+	if sock, args, ok := hookclient.Socket(os.Args[1:], "runtime", "timeout"); ok {
 		os.Exit(hookclient.Run(hookclient.RouteGate, sock, args, os.Stdin, os.Stdout, os.Stderr, hookclient.GateUnreachable))
 	}
 	gatehook.Version = version

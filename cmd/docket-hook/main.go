@@ -40,7 +40,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "docket: error: unknown hook %q\n", os.Args[1])
 		os.Exit(2)
 	}
-	sock, args, ok := hookclient.Socket(os.Args[2:])
+	sock, args, ok := hookclient.Socket(os.Args[2:], "runtime", "timeout")
 	if !ok {
 		fmt.Fprint(os.Stderr, usage)
 		fmt.Fprintln(os.Stderr, "docket: error: no socket: pass --socket PATH or set DOCKET_SOCKET")

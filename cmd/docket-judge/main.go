@@ -16,7 +16,7 @@ import (
 )
 
 func main() {
-	if sock, args, ok := hookclient.Socket(os.Args[1:]); ok {
+	if sock, args, ok := hookclient.Socket(os.Args[1:], "runtime"); ok {
 		os.Exit(hookclient.Run(hookclient.RouteJudge, sock, args, os.Stdin, os.Stdout, os.Stderr, hookclient.JudgeUnreachable))
 	}
 	judgehook.UseDocketDetector()

@@ -17,7 +17,7 @@ import (
 var version = ""
 
 func main() {
-	if sock, args, ok := hookclient.Socket(os.Args[1:]); ok {
+	if sock, args, ok := hookclient.Socket(os.Args[1:], "runtime"); ok {
 		os.Exit(hookclient.Run(hookclient.RouteLedger, sock, args, os.Stdin, os.Stdout, os.Stderr, hookclient.LedgerUnreachable))
 	}
 	ledgerhook.Version = version

@@ -82,7 +82,7 @@ func validateError(msg, hint string) error {
 }
 
 func runValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if sock, rest, ok := hookclient.Socket(args); ok {
+	if sock, rest, ok := hookclient.Socket(args, "session", "claim", "validator", "args", "args-file", "cwd"); ok {
 		return validateViaSocket(sock, rest, stdin, stdout, stderr)
 	}
 	return validateLocal(ctx, args, stdin, stdout, stderr, nil)

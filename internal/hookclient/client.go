@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,8 +37,10 @@ type Unreachable func(args []string, payload []byte, reason string, stdout, stde
 
 // Socket reports the socket configured by --socket PATH (or
 // --socket=PATH, -socket) in args, else by $DOCKET_SOCKET, and returns
-// args without the --socket and --socket-timeout flags.
-func Socket(args []string) (sock string, rest []string, ok bool) {
+// args without the --socket and --socket-timeout flags. valueFlags are
+// the command's flags that take a value, whose value is never read as a
+// flag.
+func Socket(args []string, valueFlags ...string) (sock string, rest []string, ok bool) {
 	sock = os.Getenv(EnvSocket)
 	rest = make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -49,6 +52,10 @@ func Socket(args []string) (sock string, rest []string, ok bool) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !strings.HasPrefix(a, "-") || (name != "socket" && name != "socket-timeout") {
 			rest = append(rest, a)
+			if strings.HasPrefix(a, "-") && !hasVal && slices.Contains(valueFlags, name) && i+1 < len(args) {
+				i++
+				rest = append(rest, args[i])
+			}
 			continue
 		}
 		if !hasVal && i+1 < len(args) {
