@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,11 @@ func validateViaSocket(sock string, args []string, stdin io.Reader, stdout, stde
 		name, val, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !strings.HasPrefix(a, "-") || (name != "cwd" && name != "args-file") {
 			out = append(out, a)
+			// a value is never read as a flag: --args '--cwd'
+			if strings.HasPrefix(a, "-") && !has && slices.Contains([]string{"session", "claim", "validator", "args"}, name) && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
 			continue
 		}
 		if !has {
