@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/docket/docket/internal/gatehook"
 	"github.com/docket/docket/internal/hookclient"
@@ -44,6 +45,13 @@ func hookFuncs(st store.Store) map[string]server.HookFunc {
 			return gatehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr)
 		},
 		hookclient.RouteValidate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
+			// the client reads --args-file as the caller; the daemon
+			// never opens a file a caller names
+			for _, a := range c.Args {
+				if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "args-file" {
+					return report(validateError("--args-file is read by the client, not the daemon", "send the arguments with --args"), stderr)
+				}
+			}
 			peer := c.Peer
 			return report(validateLocal(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, &peer), stderr)
 		},
