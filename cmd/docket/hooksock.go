@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -32,7 +33,7 @@ func hookFuncs(st store.Store) map[string]server.HookFunc {
 		e.Writer, e.Approvals = ad, ad
 		return nil
 	}
-	return map[string]server.HookFunc{
+	hooks := map[string]server.HookFunc{
 		hookclient.RouteJudge: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
 			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{Getenv: c.Getenv, Peer: &peer, Wire: wire})
@@ -56,7 +57,63 @@ func hookFuncs(st store.Store) map[string]server.HookFunc {
 			return report(validateLocal(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, &peer), stderr)
 		},
 	}
+	for _, route := range []string{hookclient.RouteJudge, hookclient.RouteLedger, hookclient.RouteGate} {
+		fn := hooks[route]
+		hooks[route] = func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
+			if err := callerCanRead(c.Stdin, c.Peer); err != nil {
+				fmt.Fprintf(stderr, "docket: error: %v\n", err)
+				return 2
+			}
+			return fn(ctx, c, stdout, stderr)
+		}
+	}
+	return hooks
 }
+
+// callerCanRead refuses a payload naming a transcript its caller could
+// not read itself: the daemon reads transcripts (the gate, a Codex
+// rollout) with its own rights, and must not read one for a caller that
+// has no right to it. The test is owner or world permission on the file
+// and every directory above it; a path that does not exist is the
+// hook's business.
+func callerCanRead(payload []byte, peer hookclient.Peer) error {
+	if int(peer.UID) == os.Geteuid() {
+		return nil
+	}
+	var p map[string]any
+	if json.Unmarshal(payload, &p) != nil {
+		return nil // the hook reports an unreadable payload itself
+	}
+	for _, k := range []string{"transcript_path", "agent_transcript_path"} {
+		path, _ := p[k].(string)
+		if path == "" {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			continue
+		}
+		real, _ = filepath.Abs(real)
+		for dir, file := real, true; ; dir, file = filepath.Dir(dir), false {
+			st, err := os.Stat(dir)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", k, path, err)
+			}
+			need := os.FileMode(0o001) // search
+			if file {
+				need = 0o004
+			}
+			if !permits(st, peer.UID, need) {
+				return fmt.Errorf("%s %s is not readable by the caller (uid %d); the daemon does not read it on its behalf", k, path, peer.UID)
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
 
 // listenSocket listens on the Unix socket path, replacing a stale socket
 // (one nobody answers on) but never a live one or another kind of file.

@@ -322,6 +322,12 @@ func TestSealedRoundTripAndIsolation(t *testing.T) {
 	if out, errb, code, _ := e.asAgent(nil, nil, "docket", "validate", "--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args-file", key); code != 1 || !strings.Contains(errb, "permission denied") {
 		t.Fatalf("validate --args-file KEY: exit %d, stdout %q, stderr %q", code, out, errb)
 	}
+	// nor does the daemon read a transcript for a caller who cannot
+	stolen := e.payload("Stop", "s1", fmt.Sprintf(`"stop_hook_active":false,"transcript_path":%q`, filepath.Join(e.state, "ledger", "s1.jsonl")))
+	stolen = bytes.Replace(stolen, []byte(`"transcript_path":"/dev/null",`), nil, 1)
+	if out, errb, code, _ := e.asAgent(stolen, nil, "docket-gate"); code != 2 || out != "" || !strings.Contains(errb, "not readable by the caller") {
+		t.Fatalf("gate with the ledger as transcript: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
 	if v := e.verify("s1"); !strings.HasPrefix(v, "ok") {
 		t.Fatalf("verify: %s", v)
 	}
