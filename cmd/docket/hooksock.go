@@ -114,7 +114,6 @@ func callerCanRead(payload []byte, peer hookclient.Peer) error {
 	return nil
 }
 
-
 // listenSocket listens on the Unix socket path, replacing a stale socket
 // (one nobody answers on) but never a live one or another kind of file.
 // With group set the socket is 0660 and owned by that group, else 0666.
