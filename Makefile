@@ -3,7 +3,7 @@ GO        ?= go
 PREFIX    ?= $(HOME)/.local
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
-BINARIES  := docket docket-ledger docket-gate docket-judge
+BINARIES  := docket docket-ledger docket-gate docket-judge docket-hook
 
 .PHONY: build test demo install bench fuzz clean
 

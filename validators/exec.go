@@ -44,6 +44,11 @@ func (x *execution) runProc(ctx context.Context, argv []string, env []string, ti
 	stdout := &capWriter{w: outF}
 	stderr := &capWriter{w: errF}
 
+	if x.runAs != nil {
+		if env, err = x.runAsEnv(env); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -57,6 +62,11 @@ func (x *execution) runProc(ctx context.Context, argv []string, env []string, ti
 	cmd.Stderr = stderr
 	cmd.WaitDelay = waitDelay
 	setProcessGroup(cmd)
+	if x.runAs != nil {
+		if err := setCredential(cmd, x.runAs); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)

@@ -60,7 +60,7 @@ func within(dir, path string) bool {
 func (r *Runner) execution(req Request, def *Definition, args Args, rule policies.ValidatorRule, root, tmp, prefix string) *execution {
 	arts := []string{}
 	return &execution{args: args, def: def, cwd: req.Cwd, session: req.Session, ledger: r.Ledger, binding: r.Binding,
-		tmp: tmp, arts: &arts, claim: req.Claim, rule: rule, root: root, tc: r.Toolchain, prefix: prefix}
+		tmp: tmp, arts: &arts, claim: req.Claim, rule: rule, root: root, tc: r.Toolchain, prefix: prefix, runAs: r.RunAs}
 }
 
 // prepareAndRun runs the class's prepare (when it has one), then the

@@ -85,6 +85,8 @@ type Runner struct {
 	Ledger      Ledger
 	// Toolchain is what validators run with (LoadToolchain).
 	Toolchain *Toolchain
+	// RunAs, when set, is the user the validator's processes run as.
+	RunAs *RunAs
 }
 
 // NewRunner loads the claim binding policy and the validator definitions
@@ -497,6 +499,7 @@ type execution struct {
 	prefix string     // artifact name prefix (a companion's runs)
 	tools  map[string]*Tool
 	state  any // what a class's prepare found, for its run
+	runAs  *RunAs
 }
 
 // artifactFile creates a scratch file that becomes the named artifact.

@@ -1,184 +1,29 @@
 // Command docket-ledger is the PostToolUse and PostToolUseFailure hook: it
 // reads one hook payload on stdin and appends one entry, with the call's
-// raw artifacts, to the session's ledger under $DOCKET_HOME.
+// raw artifacts, to the session's ledger under $DOCKET_HOME. The work is
+// internal/ledgerhook's; with a socket configured (sealed mode) this is a
+// thin client of the docket daemon.
 package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
-	"strings"
 
-	"github.com/docket/docket/hooks"
-	"github.com/docket/docket/internal/home"
-	"github.com/docket/docket/ledger"
-	"github.com/tidwall/gjson"
+	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/internal/ledgerhook"
 )
 
 var version = ""
 
-const usage = `usage: docket-ledger [--runtime claude|codex|gemini|cursor]
-
-Reads one PostToolUse or PostToolUseFailure payload on stdin and appends one
-entry to $DOCKET_HOME/ledger/<session_id>.jsonl, storing the call's input,
-output, working directory and status as artifacts.
-
-Exit codes:
-  0  recorded; nothing is printed
-  2  not recorded; one line on stderr says why (the runtime shows it)
-`
-
 func main() {
-	err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "docket-ledger: error: %v\n", err)
-		os.Exit(2)
+	if sock, args, ok := hookclient.Socket(os.Args[1:], "runtime"); ok {
+		os.Exit(hookclient.Run(hookclient.RouteLedger, sock, args, os.Stdin, os.Stdout, os.Stderr, hookclient.LedgerUnreachable))
 	}
+	ledgerhook.Version = version
+	os.Exit(ledgerhook.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, ledgerhook.Options{}))
 }
 
-func run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error: %v", r)
-		}
-	}()
-	fs := flag.NewFlagSet("docket-ledger", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	rt := fs.String("runtime", "", "runtime whose payload is on stdin (default: detect)")
-	showVersion := fs.Bool("version", false, "print the version")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("%v", err)
-	}
-	if *showVersion {
-		fmt.Fprintln(stderr, "docket-ledger", buildVersion())
-		return nil
-	}
-	payload, err := hooks.ReadPayload(stdin)
-	if err != nil {
-		return err
-	}
-	ev, err := hooks.Decode(payload, hooks.Runtime(*rt))
-	if err != nil {
-		return err
-	}
-	if ev.Name != hooks.PostToolUse && ev.Name != hooks.PostToolUseFailure {
-		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure", ev.RawName)
-	}
-	// A Codex shell result carries no exit status; its rollout does.
-	hooks.ResolveExit(ev)
-	if !home.ValidSessionID(ev.SessionID) {
-		return fmt.Errorf("session_id %q cannot name a ledger", ev.SessionID)
-	}
-	h, err := home.Resolve()
-	if err != nil {
-		return err
-	}
-	l, err := ledger.Open(h)
-	if err != nil {
-		return err
-	}
-	if _, err := l.Append(ev.SessionID, record(ev, payload)); err != nil {
-		return err
-	}
-	// Not evidence: a convenience for `docket validate`'s default session.
-	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID)
-	return nil
-}
-
-// maxErrorInBody bounds the error text copied into the entry body; the
-// whole text is in the "error" artifact.
-const maxErrorInBody = 500
-
-// record turns a tool-result event into a ledger record: a tool_call or
-// tool_failure entry whose artifacts are the raw payload, the tool input
-// and response, stdout and stderr when the response has them, the error
-// text and the working directory. The body says whether the call failed,
-// its tool_kind, its exit code when known and exit_unknown when the
-// runtime did not say (a Codex shell call whose rollout has no record
-// of it).
-func record(ev *hooks.Event, payload []byte) ledger.Record {
-	kind := ledger.KindToolCall
-	if ev.Failed {
-		kind = ledger.KindToolFailure
-	}
-	arts := []ledger.Artifact{{Name: "payload.json", Data: strings.NewReader(string(payload))}}
-	add := func(name string, data string) {
-		arts = append(arts, ledger.Artifact{Name: name, Data: strings.NewReader(data)})
-	}
-	if ev.ToolInput != nil {
-		add("input.json", string(ev.ToolInput))
-	}
-	if ev.ToolResponse != nil {
-		add("response.json", string(ev.ToolResponse))
-		r := gjson.ParseBytes(ev.ToolResponse)
-		for _, k := range []string{"stdout", "stderr"} {
-			if v := r.Get(k); v.Type == gjson.String {
-				add(k, v.Str)
-			}
-		}
-	}
-	if ev.Error != "" {
-		add("error", ev.Error)
-	}
-	if ev.Cwd != "" {
-		add("cwd", ev.Cwd)
-	}
-	body := map[string]any{"failed": ev.Failed}
-	// tool_kind is what the call did in docket's vocabulary (shell,
-	// file_write, file_edit, patch, read, search, fetch, mcp, other), so
-	// the gate reasons about kinds rather than each runtime's tool names.
-	if k := ev.Kind(); k != "" {
-		body["tool_kind"] = string(k)
-	}
-	if ev.ExitUnknown {
-		// the runtime said nothing about how the call ended: not a success
-		body["exit_unknown"] = true
-	}
-	if ev.ToolUseIDDerived {
-		body["tool_use_id_derived"] = true
-	}
-	if ev.Cwd != "" {
-		body["cwd"] = ev.Cwd
-	}
-	if ev.ExitCode != nil {
-		body["exit_code"] = *ev.ExitCode
-	}
-	if ev.Interrupted {
-		body["interrupted"] = true
-	}
-	if ev.Error != "" {
-		msg := ev.Error
-		if len(msg) > maxErrorInBody {
-			msg = strings.ToValidUTF8(msg[:maxErrorInBody], "") + "…"
-		}
-		body["error"] = msg
-	}
-	if ev.DurationMS > 0 {
-		body["duration_ms"] = ev.DurationMS
-	}
-	if ev.AgentType != "" {
-		body["agent_type"] = ev.AgentType
-	}
-	if ev.TurnID != "" {
-		body["turn_id"] = ev.TurnID
-	}
-	return ledger.Record{
-		Kind: kind, Runtime: string(ev.Runtime), Event: ev.Name, Tool: ev.ToolName,
-		ToolUseID: ev.ToolUseID, AgentID: ev.AgentID,
-		Args: ev.ToolInput, Body: body, Artifacts: arts,
-	}
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "devel"
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return ledgerhook.Run(ctx, args, stdin, stdout, stderr, ledgerhook.Options{})
 }

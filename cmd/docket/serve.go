@@ -23,6 +23,7 @@ import (
 )
 
 const serveUsage = `usage: docket serve [--addr 127.0.0.1:7420] [--store DSN] [--tls-cert FILE --tls-key FILE] [--insecure-listen]
+                    [--socket PATH [--socket-group GROUP]]
 
 Serves docket's judge, store and ledger over HTTP: the OpenBrain V1 API
 (recall, decisions, review queue, inspector), judge evaluation for
@@ -41,6 +42,17 @@ Flags:
   --tls-cert FILE    serve HTTPS with this certificate (with --tls-key)
   --tls-key FILE     the certificate's key
   --insecure-listen  allow a non-loopback address without TLS
+  --socket PATH      also serve the hooks on this Unix socket (sealed mode):
+                     docket-judge, docket-ledger, docket-gate and docket
+                     validate with DOCKET_SOCKET=PATH (or --socket PATH)
+                     forward their payload here and print the answer. The
+                     caller's uid, gid and pid (SO_PEERCRED) are recorded
+                     in the ledger entries written for it; validators run
+                     as the caller's uid, never as the daemon's. With
+                     --addr "" only the socket is served.
+  --socket-group G   make the socket 0660 and owned by group G (the agents'
+                     users); without it the socket is 0666: any local user
+                     may call the hooks, as itself
 
 Exit codes: 0 stopped cleanly, 1 could not serve, 2 usage error.
 `
@@ -66,6 +78,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	cert := fs.String("tls-cert", "", "")
 	key := fs.String("tls-key", "", "")
 	insecure := fs.Bool("insecure-listen", false, "")
+	sock := fs.String("socket", "", "")
+	sockGroup := fs.String("socket-group", "", "")
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
@@ -74,14 +88,20 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		return usageError(fmt.Sprintf("serve takes no arguments, got %q", fs.Arg(0)), "set the address with --addr HOST:PORT")
 	case (*cert == "") != (*key == ""):
 		return usageError("--tls-cert and --tls-key go together", "")
+	case *addr == "" && *sock == "":
+		return usageError("nothing to serve: --addr is empty and no --socket", "")
+	case *sockGroup != "" && *sock == "":
+		return usageError("--socket-group needs --socket", "")
 	}
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil {
-		return usageError(fmt.Sprintf("bad --addr %q: %v", *addr, err), "use HOST:PORT, e.g. 127.0.0.1:7420")
-	}
-	if !loopback(host) && *cert == "" && !*insecure {
-		return usageError(fmt.Sprintf("--addr %s is not a loopback address", *addr),
-			"bearer tokens would cross the network in clear text: add --tls-cert/--tls-key, or --insecure-listen behind a TLS proxy")
+	if *addr != "" {
+		host, _, err := net.SplitHostPort(*addr)
+		if err != nil {
+			return usageError(fmt.Sprintf("bad --addr %q: %v", *addr, err), "use HOST:PORT, e.g. 127.0.0.1:7420")
+		}
+		if !loopback(host) && *cert == "" && !*insecure {
+			return usageError(fmt.Sprintf("--addr %s is not a loopback address", *addr),
+				"bearer tokens would cross the network in clear text: add --tls-cert/--tls-key, or --insecure-listen behind a TLS proxy")
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -120,6 +140,25 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	var hookErr chan error
+	if *sock != "" {
+		ul, err := listenSocket(*sock, *sockGroup)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(*sock)
+		hookErr = make(chan error, 1)
+		h := server.HookHandler(hookFuncs(st), func(format string, a ...any) { fmt.Fprintf(stderr, "docket: "+format+"\n", a...) })
+		go func() { hookErr <- server.ServeHooks(ctx, ul, h) }()
+		fmt.Fprintf(stderr, "docket: serving hooks on unix:%s\n", *sock)
+		if *addr == "" {
+			err := <-hookErr
+			if err == nil {
+				fmt.Fprintln(stderr, "docket: stopped")
+			}
+			return err
+		}
+	}
 	con, err := console.New(srv)
 	if err != nil {
 		return err
@@ -141,6 +180,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	fmt.Fprintf(stderr, "docket: serving %s\n", info.URL)
 	if err := srv.Serve(ctx, ln, *cert, *key); err != nil {
 		return err
+	}
+	if hookErr != nil {
+		if err := <-hookErr; err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(stderr, "docket: stopped")
 	return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/hookclient"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
 	"github.com/docket/docket/validators"
@@ -49,6 +50,11 @@ Validators run with the toolchains 'docket init' recorded (or the policy
 names), a fixed PATH, GOENV=off, GOFLAGS= and GOTOOLCHAIN=local, never
 the caller's PATH, go env file or GOFLAGS.
 
+With --socket PATH (or DOCKET_SOCKET) the docket daemon on PATH runs the
+validator as the caller's user and signs the result (sealed mode); --cwd
+and --args-file are resolved here, by the caller. If the daemon does not
+answer, nothing is recorded and validate exits 1.
+
 Exit codes: 0 PASS (validator_pass appended), 2 FAIL (validator_fail
 appended), 3 REFUSED (validator not allowed for the claim, unknown
 validator, weak arguments, a command not on the allow list, or evidence
@@ -76,6 +82,16 @@ func validateError(msg, hint string) error {
 }
 
 func runValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if sock, rest, ok := hookclient.Socket(args, "session", "claim", "validator", "args", "args-file", "cwd"); ok {
+		return validateViaSocket(sock, rest, stdin, stdout, stderr)
+	}
+	return validateLocal(ctx, args, stdin, stdout, stderr, nil)
+}
+
+// validateLocal validates in this process. peer is the caller when the
+// daemon runs it for a thin client: the validator then runs as the
+// caller's uid (validatorRunAs), never as the daemon's.
+func validateLocal(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, peer *hookclient.Peer) error {
 	var f validateFlags
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -155,6 +171,11 @@ func runValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	r, err := validators.NewRunner(h, l)
 	if err != nil {
 		return fmt.Errorf("run validator: %w", err)
+	}
+	if peer != nil {
+		if r.RunAs, err = validatorRunAs(*peer); err != nil {
+			return fmt.Errorf("run validator: %w", err)
+		}
 	}
 	root, err := sessionProject(h, l, session)
 	if err != nil {

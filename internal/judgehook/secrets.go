@@ -1,6 +1,6 @@
 //go:build !nostore
 
-package main
+package judgehook
 
 import (
 	"bufio"
@@ -22,7 +22,10 @@ import (
 // firewall-check` child, found beside this binary or on PATH, started on
 // first use and kept for the process. If it fails, the firewall fails
 // closed and refuses the text.
-func init() { firewall.UseDetector(detectViaDocket) }
+//
+// UseDocketDetector installs that detector; docket-judge calls it at
+// start. A process that links gitleaks itself (docket serve) does not.
+func UseDocketDetector() { firewall.UseDetector(detectViaDocket) }
 
 const firewallCheckTimeout = 5 * time.Second
 

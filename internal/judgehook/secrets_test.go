@@ -1,6 +1,6 @@
 //go:build !nostore
 
-package main
+package judgehook
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 
 // With no `docket` to call, token-shaped write-back text is refused.
 func TestSecretScanFailsClosedWithoutDocket(t *testing.T) {
+	UseDocketDetector()
 	t.Setenv("PATH", t.TempDir())
 	defer resetScanner()
 	if got := firewall.Check("lesson: rotate ghp_R4nd0mT0k3nV4lu3xYzAbCdEfGh1234567890ab"); got == "" {

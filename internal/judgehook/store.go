@@ -1,6 +1,6 @@
 //go:build !nostore
 
-package main
+package judgehook
 
 import (
 	"context"

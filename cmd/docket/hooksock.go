@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/docket/docket/internal/gatehook"
+	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/internal/judgehook"
+	"github.com/docket/docket/internal/ledgerhook"
+	"github.com/docket/docket/judge"
+	"github.com/docket/docket/judge/storeadapter"
+	"github.com/docket/docket/server"
+	"github.com/docket/docket/store"
+)
+
+// hookFuncs are the hooks `docket serve --socket` runs for thin clients:
+// the very functions the hook binaries run in-process. The judge uses the
+// daemon's open store instead of opening one per call.
+func hookFuncs(st store.Store) map[string]server.HookFunc {
+	ad := storeadapter.New(st)
+	wire := func(e *judge.Engine) func() {
+		e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
+		e.Writer, e.Approvals = ad, ad
+		return nil
+	}
+	hooks := map[string]server.HookFunc{
+		hookclient.RouteJudge: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
+			peer := c.Peer
+			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{Getenv: c.Getenv, Peer: &peer, Wire: wire})
+		},
+		hookclient.RouteLedger: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
+			peer := c.Peer
+			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer})
+		},
+		hookclient.RouteGate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
+			return gatehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr)
+		},
+		hookclient.RouteValidate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
+			// the client reads --args-file as the caller; the daemon
+			// never opens a file a caller names
+			for _, a := range c.Args {
+				if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "args-file" {
+					return report(validateError("--args-file is read by the client, not the daemon", "send the arguments with --args"), stderr)
+				}
+			}
+			peer := c.Peer
+			return report(validateLocal(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, &peer), stderr)
+		},
+	}
+	for _, route := range []string{hookclient.RouteJudge, hookclient.RouteLedger, hookclient.RouteGate} {
+		fn := hooks[route]
+		hooks[route] = func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
+			if err := callerCanRead(c.Stdin, c.Peer); err != nil {
+				fmt.Fprintf(stderr, "docket: error: %v\n", err)
+				return 2
+			}
+			return fn(ctx, c, stdout, stderr)
+		}
+	}
+	return hooks
+}
+
+// callerCanRead refuses a payload naming a transcript its caller could
+// not read itself: the daemon reads transcripts (the gate, a Codex
+// rollout) with its own rights, and must not read one for a caller that
+// has no right to it. The test is owner or world permission on the file
+// and every directory above it; a path that does not exist is the
+// hook's business.
+func callerCanRead(payload []byte, peer hookclient.Peer) error {
+	if int(peer.UID) == os.Geteuid() {
+		return nil
+	}
+	var p map[string]any
+	if json.Unmarshal(payload, &p) != nil {
+		return nil // the hook reports an unreadable payload itself
+	}
+	for _, k := range []string{"transcript_path", "agent_transcript_path"} {
+		path, _ := p[k].(string)
+		if path == "" {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			continue
+		}
+		real, _ = filepath.Abs(real)
+		for dir, file := real, true; ; dir, file = filepath.Dir(dir), false {
+			st, err := os.Stat(dir)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", k, path, err)
+			}
+			need := os.FileMode(0o001) // search
+			if file {
+				need = 0o004
+			}
+			if !permits(st, peer.UID, need) {
+				return fmt.Errorf("%s %s is not readable by the caller (uid %d); the daemon does not read it on its behalf", k, path, peer.UID)
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// listenSocket listens on the Unix socket path, replacing a stale socket
+// (one nobody answers on) but never a live one or another kind of file.
+// With group set the socket is 0660 and owned by that group, else 0666.
+func listenSocket(path, group string) (*net.UnixListener, error) {
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("listen on %s: exists and is not a socket", path)
+		}
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("listen on %s: a daemon already answers there", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale socket: %w", err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	gid := -1
+	if group != "" {
+		g, err := user.LookupGroup(group)
+		if err != nil {
+			return nil, fmt.Errorf("--socket-group: %w", err)
+		}
+		if gid, err = strconv.Atoi(g.Gid); err != nil {
+			return nil, fmt.Errorf("--socket-group %s: gid %q: %w", group, g.Gid, err)
+		}
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	mode := os.FileMode(0o666)
+	if gid >= 0 {
+		mode = 0o660
+		if err := os.Chown(path, -1, gid); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("socket group: %w", err)
+		}
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("socket mode: %w", err)
+	}
+	return ln, nil
+}

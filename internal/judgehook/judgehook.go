@@ -1,0 +1,225 @@
+// Package judgehook is docket-judge's work as a function: the binary
+// runs it in-process, `docket serve --socket` runs it for a thin client.
+package judgehook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/docket/docket/hooks"
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/judge"
+	"github.com/docket/docket/ledger"
+)
+
+// Usage is docket-judge's usage text.
+const Usage = `usage: docket-judge [-runtime claude] [-headless] [-no-store] [-socket PATH] < payload.json
+
+Reads one PreToolUse hook payload on stdin and answers on stdout:
+  allow     nothing (the user's own permission rules apply), or
+            permissionDecision "allow" where policy auto-approves
+  block     permissionDecision "deny" with the reason
+  revise    updatedInput when the amendment is mechanical, else "deny"
+            naming the required revision
+  escalate  "ask" in interactive sessions; in headless sessions an
+            approval item the hook waits on, denying on expiry
+
+Policies: $DOCKET_HOME/policies/{tools.yaml,judges.md} (else the embedded
+defaults), tightened by .docket/judges.md files in the project.
+
+Flags:
+  -runtime R   the runtime whose payload this is (default: detect; claude)
+  -headless    treat the session as headless (also DOCKET_HEADLESS=1)
+  -no-store    do not open the recall store
+  -socket PATH sealed mode: ask the docket daemon on PATH (also
+               DOCKET_SOCKET); if it does not answer, side-effecting
+               calls are denied
+
+Environment: DOCKET_HOME (state root), DOCKET_HEADLESS=1, DOCKET_STORE_DSN
+(store backend), DOCKET_JUDGE_TRACE=1 (phase timings on stderr),
+DOCKET_SOCKET (sealed mode).
+
+Exit codes:
+  0  answered: one JSON object on stdout, or nothing for no opinion
+  2  usage error, or a payload that cannot be read; Claude Code treats
+     exit 2 as a block with stderr as the reason, so a broken hook fails
+     closed
+`
+
+// Options are what differs between the binary and the daemon.
+type Options struct {
+	// Getenv reads the hook's environment (DOCKET_HEADLESS,
+	// DOCKET_JUDGE_TRACE); nil means os.Getenv.
+	Getenv func(string) string
+	// Peer, when set, is recorded in the judge_decision entries.
+	Peer *hookclient.Peer
+	// Wire, when set, connects the engine's store instead of opening
+	// the store under the state root; it returns a closer (may be nil).
+	Wire func(e *judge.Engine) func()
+}
+
+type usageErr struct{ msg string }
+
+func (e *usageErr) Error() string { return e.msg }
+
+// Main runs one invocation and returns the process's exit code, writing
+// exactly what docket-judge writes.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) int {
+	err := Run(ctx, args, stdin, stdout, stderr, o)
+	if err != nil {
+		var ue *usageErr
+		if !errors.As(err, &ue) || ue.msg != "" {
+			fmt.Fprintf(stderr, "docket-judge: error: %v\n", err)
+		}
+		return 2
+	}
+	return 0
+}
+
+// Run is docket-judge's work: parse, read the payload, judge, answer.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) (err error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	fs := flag.NewFlagSet("docket-judge", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	rt := fs.String("runtime", "", "")
+	headless := fs.Bool("headless", false, "")
+	noStore := fs.Bool("no-store", false, "")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprint(stderr, Usage)
+		if errors.Is(err, flag.ErrHelp) {
+			return &usageErr{}
+		}
+		return &usageErr{msg: err.Error() + "\nhint: docket-judge takes the payload on stdin, not as an argument"}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprint(stderr, Usage)
+		return &usageErr{msg: fmt.Sprintf("unexpected argument %q\nhint: pipe the payload on stdin", fs.Arg(0))}
+	}
+	payload, err := hooks.ReadPayload(stdin)
+	if err != nil {
+		return err
+	}
+	ev, err := hooks.Decode(payload, hooks.Runtime(*rt))
+	if err != nil {
+		return err
+	}
+	if ev.Name != hooks.PreToolUse {
+		fmt.Fprintf(stderr, "docket-judge: warning: %s is not a PreToolUse event; no answer\n", ev.Name)
+		return nil
+	}
+	// From here on every failure is an answer: a hook never panics and
+	// never fails open by accident.
+	defer func() {
+		if r := recover(); r != nil {
+			err = Answer(stdout, ev.Runtime, hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny,
+				Reason: fmt.Sprintf("docket-judge failed internally (%v); failing closed", r)})
+		}
+	}()
+	a, warnings := decide(ctx, ev, *headless || getenv("DOCKET_HEADLESS") == "1", *noStore, getenv("DOCKET_JUDGE_TRACE") != "", o)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "docket-judge: warning: %s\n", w)
+	}
+	return Answer(stdout, ev.Runtime, a)
+}
+
+// Answer encodes a for the runtime and writes it (nothing for no opinion).
+func Answer(stdout io.Writer, rt hooks.Runtime, a hooks.Answer) error {
+	out, _, err := hooks.Encode(rt, a)
+	if err != nil {
+		return err
+	}
+	if len(out) > 0 {
+		_, err = stdout.Write(out)
+	}
+	return err
+}
+
+// decide loads the policies for the event's project, wires the engine
+// and judges. Policy errors become the failure policy's default (block).
+func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool, o Options) (hooks.Answer, []string) {
+	h, err := home.Resolve()
+	if err != nil {
+		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny, Reason: "docket-judge: " + err.Error() + "; failing closed"}, nil
+	}
+	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID) // for `docket validate` without --session
+	t0 := time.Now()
+	root := judge.ProjectRoot(ev.Cwd)
+	set, err := judge.LoadPolicySet(h, judge.DelegatePaths(root, ev.Cwd, ev.AgentType)...)
+	if err != nil {
+		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny,
+			Reason: "docket-judge: policy invalid (" + err.Error() + "); failing closed until the policy is fixed"}, nil
+	}
+	tLoad := time.Since(t0)
+	e := judge.NewEngine(h, set)
+	e.Headless = headless
+	var warnings []string
+	if set.Judges.Model.Provider != "" && set.Judges.Model.Provider != "none" {
+		// the model's key is read from this process's environment: the
+		// daemon's in sealed mode, never the caller's
+		llm := judge.NewLLMJudge(judge.LLMConfigFrom(set, os.Getenv))
+		defer llm.Close()
+		e.LLM = llm
+	}
+	if l, err := ledger.Open(h); err == nil {
+		e.Ledger = l
+		if o.Peer != nil {
+			e.Ledger = peerRecorder{l, o.Peer}
+		}
+	} else {
+		warnings = append(warnings, "ledger unavailable, decision not recorded: "+err.Error())
+	}
+	if o.Wire != nil {
+		if c := o.Wire(e); c != nil {
+			defer c()
+		}
+	} else if l := wireStore(e, h, noStore); l != nil {
+		defer l.close()
+	}
+	timeout := set.Judges.EscalationTimeout + set.Judges.ModelTimeout + 10*time.Second
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tSetup := time.Since(t0)
+	a, d := e.Decide(ctx, ev)
+	if trace {
+		warnings = append(warnings, fmt.Sprintf("trace: policy load %s, setup %s, decide+record %s (judging %dµs), recall %q",
+			tLoad, tSetup-tLoad, time.Since(t0)-tSetup, d.DurationMicros, d.Recall))
+	}
+	return a, append(warnings, d.Warnings...)
+}
+
+// peerRecorder adds the caller's uid, gid and pid ("peer") to the body of
+// each entry it appends.
+type peerRecorder struct {
+	l    judge.Recorder
+	peer *hookclient.Peer
+}
+
+func (p peerRecorder) Append(session string, r ledger.Record) (*ledger.Entry, error) {
+	r.Body = WithPeer(r.Body, p.peer)
+	return p.l.Append(session, r)
+}
+
+// WithPeer returns body as a JSON object with a "peer" member added.
+func WithPeer(body any, peer *hookclient.Peer) any {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return body
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return body
+	}
+	pb, _ := json.Marshal(peer)
+	m["peer"] = pb
+	return m
+}
