@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -57,6 +58,16 @@ func (k *Keys) secrets() [][]byte {
 		add([]byte(base64.RawStdEncoding.EncodeToString(key)))
 		add([]byte(base64.URLEncoding.EncodeToString(key)))
 		add([]byte(base64.RawURLEncoding.EncodeToString(key)))
+		add([]byte(strings.TrimRight(base32.StdEncoding.EncodeToString(key), "=")))
+		// The key file holds the hex text, so `base64 hmac.key` and
+		// `base32 hmac.key` encode h (and its newline), wrapped at 76
+		// columns. Whole groups of h's first 57 (45) bytes encode the
+		// same whatever follows: exactly the first wrapped line.
+		if len(h) >= 57 { // always: a key has at least 32 bytes
+			add([]byte(base64.StdEncoding.EncodeToString([]byte(h[:57]))))
+			add([]byte(base64.URLEncoding.EncodeToString([]byte(h[:57]))))
+			add([]byte(base32.StdEncoding.EncodeToString([]byte(h[:45]))))
+		}
 	}
 	if k.skey != "" {
 		add([]byte(k.skey))

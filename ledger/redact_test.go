@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/base32"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"strings"
@@ -54,5 +56,34 @@ func TestBodyIsRedacted(t *testing.T) {
 	}
 	if rep, err := Verify(l.home, "s1", verifyOpts(l)); err != nil || !rep.OK {
 		t.Fatalf("verify: %v %+v", err, rep)
+	}
+}
+
+// What an agent prints to get the key file past the scan: each output is
+// made the way the tool makes it (the file is the hex text and a newline;
+// base64 and base32 wrap at 76 columns).
+func TestRedactKeyFileEncodings(t *testing.T) {
+	l := newTestLedger(t)
+	file := []byte(hex.EncodeToString(l.keys.hmacKey) + "\n")
+	wrap := func(s string) string {
+		var b strings.Builder
+		for len(s) > 76 {
+			b.WriteString(s[:76] + "\n")
+			s = s[76:]
+		}
+		return b.String() + s + "\n"
+	}
+	for _, tc := range []struct{ name, out string }{
+		{"cat", string(file)},
+		{"base64 file", wrap(base64.StdEncoding.EncodeToString(file))},
+		{"basenc --base64url file", wrap(base64.URLEncoding.EncodeToString(file))},
+		{"base32 file", wrap(base32.StdEncoding.EncodeToString(file))},
+		{"xxd -r -p file | base32", wrap(base32.StdEncoding.EncodeToString(l.keys.hmacKey))},
+		{"xxd -r -p file | base64 -w0 | tr +/ -_", base64.RawURLEncoding.EncodeToString(l.keys.hmacKey)},
+	} {
+		got, n := redactBytes([]byte(tc.out), l.keys.secrets())
+		if n == 0 || !strings.Contains(string(got), RedactionMarker) {
+			t.Errorf("%s: not redacted: %q", tc.name, got)
+		}
 	}
 }
