@@ -6,6 +6,7 @@
 package ledgerhook
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -124,15 +125,19 @@ func record(ev *hooks.Event, payload []byte) ledger.Record {
 	if ev.Failed {
 		kind = ledger.KindToolFailure
 	}
-	arts := []ledger.Artifact{{Name: "payload.json", Data: strings.NewReader(string(payload))}}
+	// readers over the decoded bytes: no copy of a large payload
+	arts := []ledger.Artifact{{Name: "payload.json", Data: bytes.NewReader(payload)}}
+	addBytes := func(name string, data []byte) {
+		arts = append(arts, ledger.Artifact{Name: name, Data: bytes.NewReader(data)})
+	}
 	add := func(name string, data string) {
 		arts = append(arts, ledger.Artifact{Name: name, Data: strings.NewReader(data)})
 	}
 	if ev.ToolInput != nil {
-		add("input.json", string(ev.ToolInput))
+		addBytes("input.json", ev.ToolInput)
 	}
 	if ev.ToolResponse != nil {
-		add("response.json", string(ev.ToolResponse))
+		addBytes("response.json", ev.ToolResponse)
 		r := gjson.ParseBytes(ev.ToolResponse)
 		for _, k := range []string{"stdout", "stderr"} {
 			if v := r.Get(k); v.Type == gjson.String {
