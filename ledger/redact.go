@@ -40,8 +40,10 @@ func (k *Keys) secrets() [][]byte {
 		return k.secretList
 	}
 	var out [][]byte
+	seen := map[string]bool{} // URL and standard base64 often agree
 	add := func(s []byte) {
-		if len(s) >= minSecretLen {
+		if len(s) >= minSecretLen && !seen[string(s)] {
+			seen[string(s)] = true
 			out = append(out, s)
 		}
 	}

@@ -87,3 +87,15 @@ func TestRedactKeyFileEncodings(t *testing.T) {
 		}
 	}
 }
+
+// Every secret is scanned once: no encoding is listed twice.
+func TestSecretsListedOnce(t *testing.T) {
+	l := newTestLedger(t)
+	seen := map[string]bool{}
+	for _, s := range l.keys.secrets() {
+		if seen[string(s)] {
+			t.Errorf("listed twice: %q", s)
+		}
+		seen[string(s)] = true
+	}
+}
