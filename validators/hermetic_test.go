@@ -475,3 +475,23 @@ func TestCommandAllowListWordSplit(t *testing.T) {
 		t.Fatalf("merged words: %s %q", res.Outcome, res.Reason)
 	}
 }
+
+// A go.mod ignore directive (go 1.25) drops directories from ./..., so
+// the whole-module run would skip the failing package.
+func TestGoModIgnoreHidesPackage(t *testing.T) {
+	needGo(t)
+	r, _, dir := newTestRunner(t)
+	writeFiles(t, dir, brokenModule)
+	writeFiles(t, dir, map[string]string{
+		"go.mod":        "module example.com/broken\n\ngo 1.25\n\nignore (\n\t./calc\n)\n",
+		"ok/ok.go":      "package ok\n",
+		"ok/ok_test.go": "package ok\n\nimport \"testing\"\n\nfunc TestGood(t *testing.T) {}\n",
+	})
+	if err := agentGoTest(t, dir); err != nil {
+		t.Skipf("this go does not honour ignore (%v), so this test proves nothing", err)
+	}
+	res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir)
+	if res.Outcome != Refused || !strings.Contains(res.Reason, "ignore directives (./calc)") {
+		t.Fatalf("got %s %q, want REFUSED naming the ignore directive", res.Outcome, res.Reason)
+	}
+}
