@@ -92,6 +92,37 @@ func TestApprovalDetectsChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "validators/v.yaml changed"},
+		{"edited through a hard link outside, size and mtime kept", func(t *testing.T, h home.Home) {
+			p := filepath.Join(h.ValidatorsDir(), "v.yaml")
+			st, _ := os.Stat(p)
+			link := filepath.Join(filepath.Dir(h.Root), "v-link.yaml")
+			if err := os.Link(p, link); err != nil {
+				t.Skipf("no hard links here: %v", err)
+			}
+			f, err := os.OpenFile(link, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt([]byte("w"), 6)
+			f.Close()
+			if err := os.Chtimes(link, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}, "validators/v.yaml changed"},
+		{"validators dir replaced, same names, sizes and mtimes", func(t *testing.T, h home.Home) {
+			p := filepath.Join(h.ValidatorsDir(), "v.yaml")
+			st, _ := os.Stat(p)
+			if err := os.Rename(h.ValidatorsDir(), h.ValidatorsDir()+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(h.ValidatorsDir(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, p, "name: w\n")
+			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}, "validators/v.yaml changed"},
 		{"touched, same bytes", func(t *testing.T, h home.Home) {
 			p := filepath.Join(h.ValidatorsDir(), "v.yaml")
 			if err := os.Chtimes(p, time.Now().Add(time.Hour), time.Now().Add(time.Hour)); err != nil {

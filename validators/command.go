@@ -105,7 +105,7 @@ func checkAllowed(a Args, allowed []string, claim string) error {
 	}
 	text := strings.Join(argv, " ")
 	for _, c := range allowed {
-		if c == text {
+		if sameArgv(argv, strings.Fields(c)) {
 			return nil
 		}
 	}
@@ -113,6 +113,20 @@ func checkAllowed(a Args, allowed []string, claim string) error {
 		return fmt.Errorf("command %q: the claim binding policy allows no command for %s in this project; a human adds one to its commands list", clip(text), claim)
 	}
 	return fmt.Errorf("command %q is not on the claim binding policy's allow list for %s in this project (allowed: %s); a command's exit status proves something only if a human chose it", clip(text), claim, strings.Join(allowed, "; "))
+}
+
+// sameArgv compares word by word: ["make", "-C sub", "test"] joins to
+// the listed "make -C sub test" but hands make the directory " sub".
+func sameArgv(argv, want []string) bool {
+	if len(argv) != len(want) {
+		return false
+	}
+	for i := range argv {
+		if argv[i] != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {

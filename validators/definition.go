@@ -87,6 +87,11 @@ func LoadDefinitions(h home.Home) (map[string]*Definition, error) {
 	origin := map[string]string{}
 	if len(names) > 0 {
 		for _, p := range names {
+			if strings.HasPrefix(filepath.Base(p), ".") {
+				// a hidden file is not pinned by the policy approval
+				// (policies.PolicyFiles), so it is not policy either
+				continue
+			}
 			b, err := readLimited(p)
 			if err != nil {
 				return nil, fmt.Errorf("load validator definitions: %w", err)

@@ -3,6 +3,7 @@ package validators
 import (
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -76,6 +77,23 @@ func TestLoadDefinitionsInstalled(t *testing.T) {
 	defs, err := LoadDefinitions(h)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A hidden file is not pinned by the approval, so it is not loaded
+	// (nor does it break loading).
+	if err := os.WriteFile(filepath.Join(h.ValidatorsDir(), ".go_test_pass.yaml"), []byte("version: 1\nname: [\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := policies.PolicyFiles(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range pinned {
+		if strings.HasPrefix(path.Base(f.Name), ".") {
+			t.Fatalf("hidden file pinned: %s", f.Name)
+		}
+	}
+	if defs, err = LoadDefinitions(h); err != nil {
+		t.Fatalf("hidden file loaded: %v", err)
 	}
 	// The installed set is the whole set: nothing is topped up.
 	if len(defs) != 1 || defs["go_test_pass"].Origin != p || defs["go_test_pass"].Params["required_runs"].Max != int64(3) {

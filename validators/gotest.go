@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
+	"golang.org/x/mod/modfile"
 )
 
 // goTestClass implements go_test_pass {package, run, required_runs,
@@ -34,7 +35,8 @@ import (
 // pattern: every package must belong to the main module, inside the
 // session's project (the standard library and other modules are
 // refused). With the rule's scope "project" the package must be ./...
-// and the tests run from the module root. The test functions each package
+// and the tests run from the module root, whose go.mod must have no
+// ignore directive (it drops directories from ./...). The test functions each package
 // defines (Test, Fuzz and Example functions with output, as `go test
 // -list` would report them) are read from the sources, without running
 // the test binary, which a TestMain could make lie.
@@ -116,6 +118,9 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 			return refusef("no go.mod in %s or its parents inside the project %s: go_test_pass has no module to test", x.cwd, x.root)
 		}
 		x.cwd = mod
+		if ign := modIgnores(mod); len(ign) > 0 {
+			return refusef("%s has ignore directives (%s): ./... leaves those directories and their tests out, so it is not the whole module", filepath.Join(mod, "go.mod"), strings.Join(ign, ", "))
+		}
 	}
 	pkgs, err := x.goList(ctx, pattern)
 	if err != nil {
@@ -231,6 +236,24 @@ func moduleRoot(dir, root string) string {
 		}
 	}
 	return ""
+}
+
+// modIgnores is the paths of the ignore directives in dir/go.mod.
+func modIgnores(dir string) []string {
+	p := filepath.Join(dir, "go.mod")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	f, err := modfile.ParseLax(p, b, nil)
+	if err != nil {
+		return nil // go list reports a malformed go.mod
+	}
+	var out []string
+	for _, ig := range f.Ignore {
+		out = append(out, ig.Path)
+	}
+	return out
 }
 
 // goListPackage is the part of `go list -json` go_test_pass reads.

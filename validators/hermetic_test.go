@@ -446,3 +446,52 @@ func TestHermeticToolchainSwitch(t *testing.T) {
 	}
 	mustFailBroken(t, r, dir)
 }
+
+// The allow list compares word by word: a list argv whose words hold
+// spaces joins to the listed text but runs something else (here make
+// -C " sub", a directory the agent made).
+func TestCommandAllowListWordSplit(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make not installed")
+	}
+	r, _, dir := newTestRunner(t)
+	writeFiles(t, dir, map[string]string{
+		"sub/Makefile":  "test:\n\texit 3\n",
+		" sub/Makefile": "test:\n\ttrue\n",
+		".git/HEAD":     "ref: refs/heads/main\n",
+	})
+	pol := strings.Replace(string(mustDefault(t)), "projects: []", "projects:\n  - root: "+dir+"\n    commands: {done: [\"make -C sub test\"]}", 1)
+	bind, err := parseBindingString(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Binding = bind
+	res := runReq(t, r, "s1", "done", "command_zero_exit", `{"command":"make -C sub test"}`, dir)
+	if res.Outcome != Fail {
+		t.Fatalf("listed command: %s %q", res.Outcome, res.Reason)
+	}
+	res = runReq(t, r, "s1", "done", "command_zero_exit", `{"command":["make","-C sub","test"]}`, dir)
+	if res.Outcome != Refused || !strings.Contains(res.Reason, "allow list") {
+		t.Fatalf("merged words: %s %q", res.Outcome, res.Reason)
+	}
+}
+
+// A go.mod ignore directive (go 1.25) drops directories from ./..., so
+// the whole-module run would skip the failing package.
+func TestGoModIgnoreHidesPackage(t *testing.T) {
+	needGo(t)
+	r, _, dir := newTestRunner(t)
+	writeFiles(t, dir, brokenModule)
+	writeFiles(t, dir, map[string]string{
+		"go.mod":        "module example.com/broken\n\ngo 1.25\n\nignore (\n\t./calc\n)\n",
+		"ok/ok.go":      "package ok\n",
+		"ok/ok_test.go": "package ok\n\nimport \"testing\"\n\nfunc TestGood(t *testing.T) {}\n",
+	})
+	if err := agentGoTest(t, dir); err != nil {
+		t.Skipf("this go does not honour ignore (%v), so this test proves nothing", err)
+	}
+	res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir)
+	if res.Outcome != Refused || !strings.Contains(res.Reason, "ignore directives (./calc)") {
+		t.Fatalf("got %s %q, want REFUSED naming the ignore directive", res.Outcome, res.Reason)
+	}
+}
