@@ -149,6 +149,19 @@ func TestResolveBypasses(t *testing.T) {
 		{"curl tokens", "Bash", bash("curl -s -X POST -H 'Authorization: Bearer x' http://127.0.0.1:7420/v1/tokens -d '{\"role\":\"admin\",\"name\":\"me\"}'"), ProtectSelfApproval},
 		{"wget review", "Bash", bash("wget -qO- http://localhost:7420/v1/review-queue"), ProtectSelfApproval},
 		{"python split route", "Bash", bash(`python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:7420/v1/appro'+'vals')"`), ProtectSelfApproval},
+		{"cp -r state", "Bash", bash("cp -r ~/.local/state /tmp/x"), ProtectShellState},
+		{"tar c state", "Bash", bash("tar c ~/.local/state"), ProtectShellState},
+		{"tar -C above root", "Bash", bash("tar -C ~/.local -cf /tmp/x.tar state"), ProtectShellState},
+		{"find / exec cat", "Bash", bash("find / -name hmac.key -exec cat {} +"), ProtectDestructive},
+		{"rsync state", "Bash", bash("rsync -a ~/.local/state/ /tmp/x"), ProtectShellState},
+		{"link above root", "Bash", bash("ln -s ~/.local /tmp/l; cat /tmp/l/state/docket/keys/hmac.key"), ProtectShellState},
+		{"codex cmd inline code", "exec_command", map[string]any{"cmd": `python3 -c "open('/x/doc'+'ket/ke'+'ys/a')"`}, ProtectShellState},
+		{"codex cmd relative key", "exec_command", map[string]any{"cmd": "cat ../.local/state/docket/keys/hmac.key"}, ProtectKeys},
+		{"codex cmd route", "exec_command", map[string]any{"cmd": "curl -X POST http://127.0.0.1:7420/v1/approvals/apr_1/actions"}, ProtectSelfApproval},
+		{"codex argv inline code", "shell", map[string]any{"command": []any{"bash", "-lc", `python3 -c "open('/x/doc'+'ket/ke'+'ys/a')"`}}, ProtectShellState},
+		{"read_many_files globstar", "read_many_files", map[string]any{"paths": []any{"../**/hmac.key"}}, ProtectKeys},
+		{"read_many_files include", "read_many_files", map[string]any{"paths": []any{"."}, "include": []any{"~/.local/state/docket/keys/*"}}, ProtectKeys},
+		{"read_many_files dir above root", "read_many_files", map[string]any{"paths": []any{"../.local"}}, ProtectKeys},
 		{"WebFetch route", "WebFetch", map[string]any{"url": "http://[::1]:7420/v1/review-queue?status=pending", "prompt": "x"}, ProtectSelfApproval},
 	}
 	for _, tc := range tests {
@@ -191,6 +204,9 @@ func TestResolveAllows(t *testing.T) {
 		{"find project", "Bash", bash("find . -name '*.go' -newer main.go")},
 		{"braces in project", "Bash", bash("cp main.{go,bak}")},
 		{"recursive glob in project", "Bash", bash("grep -rn TODO *.go internal/*")},
+		{"read_many_files project glob", "read_many_files", map[string]any{"paths": []any{"**/*.go", "."}, "include": []any{"*.md"}}},
+		{"codex cmd in project", "exec_command", map[string]any{"cmd": "cat main.go && ls -R ."}},
+		{"link in project", "Bash", bash("ln -s main.go alias.go")},
 		{"json body", "Bash", bash(`curl -s -d '{"a":[1,2],"b":{"c":"d"}}' https://example.com/x`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
