@@ -105,8 +105,15 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 	if v := pr.checkRoutes(p, in, cmd); v != nil {
 		return v
 	}
+	// Codex's shell tools run the line in their "workdir"
+	shellDir := p.Context.Cwd
+	if wd, ok := in["workdir"].(string); ok && wd != "" {
+		if shellDir = pr.resolve(pr.expand(wd), p.Context.Cwd); shellDir == "" || strings.ContainsRune(shellDir, unknownMark) {
+			shellDir = string(unknownMark)
+		}
+	}
 	if p.Context.Shell != nil {
-		if v := pr.checkShell(cmd, p.Context.Shell, p.Context.Cwd); v != nil {
+		if v := pr.checkShell(cmd, p.Context.Shell, shellDir); v != nil {
 			return v
 		}
 		return pr.checkApproved(p, cmd, hasCmd)
@@ -116,7 +123,7 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 	// protected as one
 	if hasCmd && cmd != "" && !strings.Contains(cmd, "*** Begin Patch") {
 		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
-		if v := pr.checkShell(cmd, &cc, p.Context.Cwd); v != nil {
+		if v := pr.checkShell(cmd, &cc, shellDir); v != nil {
 			return v
 		}
 	}

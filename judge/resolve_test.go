@@ -159,6 +159,8 @@ func TestResolveBypasses(t *testing.T) {
 		{"codex cmd relative key", "exec_command", map[string]any{"cmd": "cat ../.local/state/docket/keys/hmac.key"}, ProtectKeys},
 		{"codex cmd route", "exec_command", map[string]any{"cmd": "curl -X POST http://127.0.0.1:7420/v1/approvals/apr_1/actions"}, ProtectSelfApproval},
 		{"codex argv inline code", "shell", map[string]any{"command": []any{"bash", "-lc", `python3 -c "open('/x/doc'+'ket/ke'+'ys/a')"`}}, ProtectShellState},
+		{"codex cmd in workdir", "exec_command", map[string]any{"cmd": "cat docket/keys/hmac.key", "workdir": "../.local/state"}, ProtectKeys},
+		{"codex argv in workdir", "shell", map[string]any{"command": []any{"cat", "docket/ledger/s.jsonl"}, "workdir": "~/.local/state"}, ProtectShellState},
 		{"read_many_files globstar", "read_many_files", map[string]any{"paths": []any{"../**/hmac.key"}}, ProtectKeys},
 		{"read_many_files include", "read_many_files", map[string]any{"paths": []any{"."}, "include": []any{"~/.local/state/docket/keys/*"}}, ProtectKeys},
 		{"read_many_files dir above root", "read_many_files", map[string]any{"paths": []any{"../.local"}}, ProtectKeys},
@@ -206,6 +208,7 @@ func TestResolveAllows(t *testing.T) {
 		{"recursive glob in project", "Bash", bash("grep -rn TODO *.go internal/*")},
 		{"read_many_files project glob", "read_many_files", map[string]any{"paths": []any{"**/*.go", "."}, "include": []any{"*.md"}}},
 		{"codex cmd in project", "exec_command", map[string]any{"cmd": "cat main.go && ls -R ."}},
+		{"codex cmd in project workdir", "exec_command", map[string]any{"cmd": "cat p.go; ls", "workdir": fs.proj}},
 		{"link in project", "Bash", bash("ln -s main.go alias.go")},
 		{"json body", "Bash", bash(`curl -s -d '{"a":[1,2],"b":{"c":"d"}}' https://example.com/x`)},
 	} {
