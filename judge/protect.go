@@ -145,6 +145,12 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 			return v
 		}
 	}
+	if recursive && p.Context.Cwd != "" && !hasAny(in, "path", "absolute_path", "dir_path", "directory", "dir", "paths") {
+		// a search given no directory searches the working directory
+		if v := pr.checkWord(p.Context.Cwd, "", writes, true); v != nil {
+			return v
+		}
+	}
 	for _, f := range []string{"paths", "file_paths", "absolute_paths", "include"} {
 		list, _ := in[f].([]any)
 		for _, v := range list {
@@ -163,6 +169,15 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 		}
 	}
 	return pr.checkApproved(p, cmd, hasCmd)
+}
+
+func hasAny(in map[string]any, fields ...string) bool {
+	for _, f := range fields {
+		if v, ok := in[f]; ok && v != nil && v != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkApproved denies side-effecting calls while the policy in force is
@@ -460,7 +475,11 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 			continue
 		}
 		recursive := recursiveReaders[name] && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
-		for _, w := range pathWords(s) {
+		words := pathWords(s)
+		if recursive && searchesDot(s) {
+			words = append(words, ".")
+		}
+		for _, w := range words {
 			// a literal path's recursive reach is judged below, where a
 			// destructive command gets its own rule
 			if v := pr.checkWord(w, dir, cc.Class != policies.ReadOnly, recursive && hasGlob(w)); v != nil {
@@ -511,6 +530,29 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 		}
 	}
 	return nil
+}
+
+// searchesDot reports a recursive search given no directory, which
+// searches the working directory: grep -r, rg, ag, ack and fd with only
+// a pattern, find with no path before its expression.
+func searchesDot(s Segment) bool {
+	if s.Name() == "find" {
+		return len(s.Argv) == 1 || strings.HasPrefix(s.Argv[1], "-") || s.Argv[1] == "(" || s.Argv[1] == "!"
+	}
+	if len(s.Inputs) > 0 || s.Name() == "grep" && !hasFlag(s.Argv, "-r", "-R", "--recursive", "--dereference-recursive") {
+		return false // it reads the input it is given
+	}
+	switch s.Name() {
+	case "grep", "rg", "ag", "ack", "fd":
+		n := 0
+		for _, a := range s.Argv[1:] {
+			if !strings.HasPrefix(a, "-") {
+				n++
+			}
+		}
+		return n <= 1
+	}
+	return false
 }
 
 // topLevel is the set of paths a destructive command must never target:

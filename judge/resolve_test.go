@@ -176,6 +176,39 @@ func TestResolveBypasses(t *testing.T) {
 	}
 }
 
+// A search given no directory searches the working directory: in a
+// session started in the user's home it would read the keys.
+func TestSearchInHomeCwd(t *testing.T) {
+	fs := newRealFS(t)
+	e := fs.engine(t, "")
+	for _, tc := range []struct {
+		name, tool string
+		input      any
+		deny       bool
+	}{
+		{"Grep no path", "Grep", map[string]any{"pattern": "x"}, true},
+		{"Glob relative", "Glob", map[string]any{"pattern": "**/hmac.key"}, true},
+		{"search_file_content no dir", "search_file_content", map[string]any{"pattern": "x"}, true},
+		{"read_many_files globstar", "read_many_files", map[string]any{"paths": []any{"**/hmac.key"}}, true},
+		{"rg no path", "Bash", map[string]any{"command": "rg secret"}, true},
+		{"grep -r no path", "Bash", map[string]any{"command": "grep -rn secret"}, true},
+		{"find no path", "Bash", map[string]any{"command": "find -name hmac.key -exec cat {} +"}, true},
+		{"Grep in project", "Grep", map[string]any{"pattern": "x", "path": "proj"}, false},
+		{"grep stdin", "Bash", map[string]any{"command": "grep secret < proj/main.go"}, false},
+		{"grep no -r", "Bash", map[string]any{"command": "grep secret"}, false},
+		{"rg in project", "Bash", map[string]any{"command": "rg secret proj"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := fs.ev(tc.tool, tc.input)
+			ev.Cwd = fs.user
+			_, d := e.Decide(context.Background(), ev)
+			if got := builtinRule(d) != ""; got != tc.deny {
+				t.Errorf("denied by a protection: %v, want %v (%v %q)", got, tc.deny, d.RuleIDs, d.Reason)
+			}
+		})
+	}
+}
+
 // The resolution must not deny ordinary work.
 func TestResolveAllows(t *testing.T) {
 	fs := newRealFS(t)
