@@ -307,18 +307,7 @@ func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *De
 			d.EnforcementAction = EnforceAllow
 		}
 	}
-	if d.Outcome == Escalate || d.Outcome == Block {
-		// show the human (and the agent) the closest precedent
-		for _, m := range d.recalled {
-			if m.Injectable() {
-				d.Reason += fmt.Sprintf(" — precedent [%s]: %s", m.ID, truncate(m.Summary, 200))
-				if !hasMemory(d.MemoriesUsed, m.ID) {
-					d.MemoriesUsed = append(d.MemoriesUsed, MemoryUse{MemoryID: m.ID, UsedAs: "background"})
-				}
-				break
-			}
-		}
-	}
+	d.addPrecedent()
 	d.Proposal = p
 	e.enforce(ctx, d, &ans, amended, ev, js)
 	ans.Reason = truncate(ans.Reason, MaxReason)
@@ -400,6 +389,23 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 	}
 	d.recalled = jc.Policy.Recall.Memories
 	return jm, nil
+}
+
+// addPrecedent shows the human (and the agent) the closest injectable
+// precedent of an escalation or a block.
+func (d *Decision) addPrecedent() {
+	if d.Outcome != Escalate && d.Outcome != Block {
+		return
+	}
+	for _, m := range d.recalled {
+		if m.Injectable() {
+			d.Reason += fmt.Sprintf(" — precedent [%s]: %s", m.ID, truncate(m.Summary, 200))
+			if !hasMemory(d.MemoriesUsed, m.ID) {
+				d.MemoriesUsed = append(d.MemoriesUsed, MemoryUse{MemoryID: m.ID, UsedAs: "background"})
+			}
+			return
+		}
+	}
 }
 
 func hasMemory(us []MemoryUse, id string) bool {

@@ -136,17 +136,7 @@ func (e *Engine) Evaluate(ctx context.Context, in *ActionProposal, input json.Ra
 			}
 		}
 	}
-	if d.Outcome == Escalate || d.Outcome == Block {
-		for _, m := range d.recalled {
-			if m.Injectable() {
-				d.Reason += fmt.Sprintf(" — precedent [%s]: %s", m.ID, truncate(m.Summary, 200))
-				if !hasMemory(d.MemoriesUsed, m.ID) {
-					d.MemoriesUsed = append(d.MemoriesUsed, MemoryUse{MemoryID: m.ID, UsedAs: "background"})
-				}
-				break
-			}
-		}
-	}
+	d.addPrecedent()
 	e.enforceEvaluation(ctx, d, js)
 	d.Reason = truncate(d.Reason, MaxReason)
 	d.DurationMicros = e.now().Sub(start).Microseconds()

@@ -100,3 +100,27 @@ func TestEvaluateFailsClosed(t *testing.T) {
 		t.Fatalf("invalid policy: %s %s", ev.Outcome, ev.FailureKind)
 	}
 }
+
+// An escalation or a block shows the first injectable precedent, once;
+// an allow shows none.
+func TestAddPrecedent(t *testing.T) {
+	mems := []Memory{
+		{ID: "m0", Summary: "disputed", Provenance: "disputed"},
+		{ID: "m1", Summary: "force pushes were refused", Provenance: "observed"},
+		{ID: "m2", Summary: "second", Provenance: "observed"},
+	}
+	for _, tc := range []struct {
+		outcome Outcome
+		want    string
+	}{
+		{Escalate, "x — precedent [m1]: force pushes were refused"},
+		{Block, "x — precedent [m1]: force pushes were refused"},
+		{Allow, "x"},
+	} {
+		d := &Decision{Outcome: tc.outcome, Reason: "x", recalled: mems, MemoriesUsed: []MemoryUse{{MemoryID: "m1", UsedAs: "evidence"}}}
+		d.addPrecedent()
+		if d.Reason != tc.want || len(d.MemoriesUsed) != 1 {
+			t.Errorf("%s: reason %q uses %v, want %q and m1 once", tc.outcome, d.Reason, d.MemoriesUsed, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/policies"
 )
@@ -98,27 +99,37 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 	if v := pr.checkPatch(in, p.Context.Cwd); v != nil {
 		return v
 	}
-	if v := pr.checkRoutes(p, in); v != nil {
+	// the command line as the runtime runs it: Codex's exec_command
+	// carries it in "cmd", its shell tool as an argv
+	cmd, hasCmd := hooks.ShellCommandOf(p.Input)
+	if v := pr.checkRoutes(p, in, cmd); v != nil {
 		return v
 	}
+	// Codex's shell tools run the line in their "workdir"
+	shellDir := p.Context.Cwd
+	if wd, ok := in["workdir"].(string); ok && wd != "" {
+		if shellDir = pr.resolve(pr.expand(wd), p.Context.Cwd); shellDir == "" || strings.ContainsRune(shellDir, unknownMark) {
+			shellDir = string(unknownMark)
+		}
+	}
 	if p.Context.Shell != nil {
-		cmd, _ := in["command"].(string)
-		if v := pr.checkShell(cmd, p.Context.Shell, p.Context.Cwd); v != nil {
+		if v := pr.checkShell(cmd, p.Context.Shell, shellDir); v != nil {
 			return v
 		}
-		return pr.checkApproved(p, in)
+		return pr.checkApproved(p, cmd, hasCmd)
 	}
 	// a tool the registry does not know as a shell but that carries a
 	// command line (another runtime's shell tool, an MCP runner) is
 	// protected as one
-	if cmd, ok := in["command"].(string); ok && cmd != "" && !strings.Contains(cmd, "*** Begin Patch") {
+	if hasCmd && cmd != "" && !strings.Contains(cmd, "*** Begin Patch") {
 		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
-		if v := pr.checkShell(cmd, &cc, p.Context.Cwd); v != nil {
+		if v := pr.checkShell(cmd, &cc, shellDir); v != nil {
 			return v
 		}
 	}
 	writes := p.Context.Spec.Writes || p.Tool.Kind == "file_write" || p.Tool.Kind == "file_edit" || p.Tool.Kind == "patch"
-	recursive := p.Tool.Name == "Grep" || p.Tool.Name == "Glob" || p.Tool.Kind == "search"
+	// read_many_files reads a named directory's files, recursively
+	recursive := p.Tool.Name == "Grep" || p.Tool.Name == "Glob" || p.Tool.Kind == "search" || p.Tool.Name == "read_many_files"
 	for _, f := range []string{"file_path", "notebook_path", "path", "absolute_path", "dir_path", "pattern", "directory", "filename", "dir"} {
 		s, ok := in[f].(string)
 		if !ok || s == "" {
@@ -134,7 +145,13 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 			return v
 		}
 	}
-	for _, f := range []string{"paths", "file_paths", "absolute_paths"} {
+	if recursive && p.Context.Cwd != "" && !hasAny(in, "path", "absolute_path", "dir_path", "directory", "dir", "paths") {
+		// a search given no directory searches the working directory
+		if v := pr.checkWord(p.Context.Cwd, "", writes, true); v != nil {
+			return v
+		}
+	}
+	for _, f := range []string{"paths", "file_paths", "absolute_paths", "include"} {
 		list, _ := in[f].([]any)
 		for _, v := range list {
 			if s, ok := v.(string); ok && s != "" {
@@ -151,7 +168,16 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 			return &Violation{ProtectStateWrite, "the tool input names docket's state root (" + pr.Home.Root + "); tools may not touch it"}
 		}
 	}
-	return pr.checkApproved(p, in)
+	return pr.checkApproved(p, cmd, hasCmd)
+}
+
+func hasAny(in map[string]any, fields ...string) bool {
+	for _, f := range fields {
+		if v, ok := in[f]; ok && v != nil && v != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkApproved denies side-effecting calls while the policy in force is
@@ -160,12 +186,12 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 // The registry that would call a tool read-only is itself unapproved, so
 // read-only here is decided without it: shell lines by the classifier,
 // other tools by name.
-func (pr Protector) checkApproved(p *ActionProposal, in map[string]any) *Violation {
+func (pr Protector) checkApproved(p *ActionProposal, cmd string, hasCmd bool) *Violation {
 	if pr.Unapproved == "" {
 		return nil
 	}
 	sh := p.Context.Shell
-	if cmd, ok := in["command"].(string); sh == nil && ok {
+	if sh == nil && hasCmd {
 		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
 		sh = &cc
 	}
@@ -392,7 +418,9 @@ var readOnlyTools = set("Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite
 
 var destructiveCommands = map[string]bool{"rm": true, "rmdir": true, "shred": true, "mv": true, "chmod": true, "chown": true, "chgrp": true, "dd": true, "find": true, "rsync": true, "truncate": true, "srm": true, "trash": true}
 
-var recursiveReaders = map[string]bool{"grep": true, "rg": true, "ag": true, "find": true, "tar": true, "zip": true, "rsync": true, "cp": true, "scp": true, "du": false, "chmod": true, "chown": true, "rm": true, "fd": true, "ack": true, "7z": true}
+var recursiveReaders = map[string]bool{"grep": true, "rg": true, "ag": true, "find": true, "tar": true, "zip": true, "rsync": true, "cp": true, "scp": true, "du": false, "chmod": true, "chown": true, "rm": true, "fd": true, "ack": true, "7z": true,
+	// a link to a directory above the state root reaches it by another path
+	"ln": true}
 
 func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Violation {
 	redefined := redefinesDocket(line)
@@ -447,7 +475,11 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 			continue
 		}
 		recursive := recursiveReaders[name] && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
-		for _, w := range pathWords(s) {
+		words := pathWords(s)
+		if recursive && searchesDot(s) {
+			words = append(words, ".")
+		}
+		for _, w := range words {
 			// a literal path's recursive reach is judged below, where a
 			// destructive command gets its own rule
 			if v := pr.checkWord(w, dir, cc.Class != policies.ReadOnly, recursive && hasGlob(w)); v != nil {
@@ -498,6 +530,29 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 		}
 	}
 	return nil
+}
+
+// searchesDot reports a recursive search given no directory, which
+// searches the working directory: grep -r, rg, ag, ack and fd with only
+// a pattern, find with no path before its expression.
+func searchesDot(s Segment) bool {
+	if s.Name() == "find" {
+		return len(s.Argv) == 1 || strings.HasPrefix(s.Argv[1], "-") || s.Argv[1] == "(" || s.Argv[1] == "!"
+	}
+	if len(s.Inputs) > 0 || s.Name() == "grep" && !hasFlag(s.Argv, "-r", "-R", "--recursive", "--dereference-recursive") {
+		return false // it reads the input it is given
+	}
+	switch s.Name() {
+	case "grep", "rg", "ag", "ack", "fd":
+		n := 0
+		for _, a := range s.Argv[1:] {
+			if !strings.HasPrefix(a, "-") {
+				n++
+			}
+		}
+		return n <= 1
+	}
+	return false
 }
 
 // topLevel is the set of paths a destructive command must never target:

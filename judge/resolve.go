@@ -147,7 +147,8 @@ func (pr Protector) matchProtected(pat string, writes bool) *Violation {
 func shown(pat string) string { return strings.ReplaceAll(pat, string(unknownMark), "…") }
 
 // globRegexp compiles a shell pattern: * and ? stay within a path
-// segment, [...] is a class, unknownMark matches anything.
+// segment, ** crosses segments, [...] is a class, unknownMark matches
+// anything.
 func globRegexp(pat string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("^")
@@ -156,6 +157,15 @@ func globRegexp(pat string) (*regexp.Regexp, error) {
 		case unknownMark:
 			b.WriteString(".*")
 		case '*':
+			if strings.HasPrefix(pat[i:], "**") {
+				// globstar (bash with globstar, Gemini and Claude's glob
+				// tools): any depth
+				b.WriteString(".*")
+				for i+1 < len(pat) && pat[i+1] == '*' {
+					i++
+				}
+				continue
+			}
 			b.WriteString("[^/]*")
 		case '?':
 			b.WriteString("[^/]")
@@ -368,7 +378,7 @@ func (pr Protector) checkInline(line string, cc *CommandClass) *Violation {
 
 // checkRoutes denies calls of the review and approval routes of a docket
 // server: the agent under judgment must not approve itself.
-func (pr Protector) checkRoutes(p *ActionProposal, in map[string]any) *Violation {
+func (pr Protector) checkRoutes(p *ActionProposal, in map[string]any, cmd string) *Violation {
 	var text string
 	switch {
 	case p.Context.Shell != nil:
@@ -382,7 +392,7 @@ func (pr Protector) checkRoutes(p *ActionProposal, in map[string]any) *Violation
 		if !client {
 			return nil
 		}
-		text, _ = in["command"].(string)
+		text = cmd
 	case p.Tool.Kind == "api" || strings.HasPrefix(p.Tool.Name, "mcp__"):
 		text = string(p.Input)
 	default:

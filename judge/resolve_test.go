@@ -149,6 +149,21 @@ func TestResolveBypasses(t *testing.T) {
 		{"curl tokens", "Bash", bash("curl -s -X POST -H 'Authorization: Bearer x' http://127.0.0.1:7420/v1/tokens -d '{\"role\":\"admin\",\"name\":\"me\"}'"), ProtectSelfApproval},
 		{"wget review", "Bash", bash("wget -qO- http://localhost:7420/v1/review-queue"), ProtectSelfApproval},
 		{"python split route", "Bash", bash(`python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:7420/v1/appro'+'vals')"`), ProtectSelfApproval},
+		{"cp -r state", "Bash", bash("cp -r ~/.local/state /tmp/x"), ProtectShellState},
+		{"tar c state", "Bash", bash("tar c ~/.local/state"), ProtectShellState},
+		{"tar -C above root", "Bash", bash("tar -C ~/.local -cf /tmp/x.tar state"), ProtectShellState},
+		{"find / exec cat", "Bash", bash("find / -name hmac.key -exec cat {} +"), ProtectDestructive},
+		{"rsync state", "Bash", bash("rsync -a ~/.local/state/ /tmp/x"), ProtectShellState},
+		{"link above root", "Bash", bash("ln -s ~/.local /tmp/l; cat /tmp/l/state/docket/keys/hmac.key"), ProtectShellState},
+		{"codex cmd inline code", "exec_command", map[string]any{"cmd": `python3 -c "open('/x/doc'+'ket/ke'+'ys/a')"`}, ProtectShellState},
+		{"codex cmd relative key", "exec_command", map[string]any{"cmd": "cat ../.local/state/docket/keys/hmac.key"}, ProtectKeys},
+		{"codex cmd route", "exec_command", map[string]any{"cmd": "curl -X POST http://127.0.0.1:7420/v1/approvals/apr_1/actions"}, ProtectSelfApproval},
+		{"codex argv inline code", "shell", map[string]any{"command": []any{"bash", "-lc", `python3 -c "open('/x/doc'+'ket/ke'+'ys/a')"`}}, ProtectShellState},
+		{"codex cmd in workdir", "exec_command", map[string]any{"cmd": "cat docket/keys/hmac.key", "workdir": "../.local/state"}, ProtectKeys},
+		{"codex argv in workdir", "shell", map[string]any{"command": []any{"cat", "docket/ledger/s.jsonl"}, "workdir": "~/.local/state"}, ProtectShellState},
+		{"read_many_files globstar", "read_many_files", map[string]any{"paths": []any{"../**/hmac.key"}}, ProtectKeys},
+		{"read_many_files include", "read_many_files", map[string]any{"paths": []any{"."}, "include": []any{"~/.local/state/docket/keys/*"}}, ProtectKeys},
+		{"read_many_files dir above root", "read_many_files", map[string]any{"paths": []any{"../.local"}}, ProtectKeys},
 		{"WebFetch route", "WebFetch", map[string]any{"url": "http://[::1]:7420/v1/review-queue?status=pending", "prompt": "x"}, ProtectSelfApproval},
 	}
 	for _, tc := range tests {
@@ -156,6 +171,39 @@ func TestResolveBypasses(t *testing.T) {
 			a, d := e.Decide(context.Background(), fs.ev(tc.tool, tc.input))
 			if got := builtinRule(d); got != tc.rule || a.Decision != hooks.Deny {
 				t.Errorf("decision %q rule %q, want deny by %s (reason %q)", a.Decision, got, tc.rule, d.Reason)
+			}
+		})
+	}
+}
+
+// A search given no directory searches the working directory: in a
+// session started in the user's home it would read the keys.
+func TestSearchInHomeCwd(t *testing.T) {
+	fs := newRealFS(t)
+	e := fs.engine(t, "")
+	for _, tc := range []struct {
+		name, tool string
+		input      any
+		deny       bool
+	}{
+		{"Grep no path", "Grep", map[string]any{"pattern": "x"}, true},
+		{"Glob relative", "Glob", map[string]any{"pattern": "**/hmac.key"}, true},
+		{"search_file_content no dir", "search_file_content", map[string]any{"pattern": "x"}, true},
+		{"read_many_files globstar", "read_many_files", map[string]any{"paths": []any{"**/hmac.key"}}, true},
+		{"rg no path", "Bash", map[string]any{"command": "rg secret"}, true},
+		{"grep -r no path", "Bash", map[string]any{"command": "grep -rn secret"}, true},
+		{"find no path", "Bash", map[string]any{"command": "find -name hmac.key -exec cat {} +"}, true},
+		{"Grep in project", "Grep", map[string]any{"pattern": "x", "path": "proj"}, false},
+		{"grep stdin", "Bash", map[string]any{"command": "grep secret < proj/main.go"}, false},
+		{"grep no -r", "Bash", map[string]any{"command": "grep secret"}, false},
+		{"rg in project", "Bash", map[string]any{"command": "rg secret proj"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := fs.ev(tc.tool, tc.input)
+			ev.Cwd = fs.user
+			_, d := e.Decide(context.Background(), ev)
+			if got := builtinRule(d) != ""; got != tc.deny {
+				t.Errorf("denied by a protection: %v, want %v (%v %q)", got, tc.deny, d.RuleIDs, d.Reason)
 			}
 		})
 	}
@@ -191,6 +239,10 @@ func TestResolveAllows(t *testing.T) {
 		{"find project", "Bash", bash("find . -name '*.go' -newer main.go")},
 		{"braces in project", "Bash", bash("cp main.{go,bak}")},
 		{"recursive glob in project", "Bash", bash("grep -rn TODO *.go internal/*")},
+		{"read_many_files project glob", "read_many_files", map[string]any{"paths": []any{"**/*.go", "."}, "include": []any{"*.md"}}},
+		{"codex cmd in project", "exec_command", map[string]any{"cmd": "cat main.go && ls -R ."}},
+		{"codex cmd in project workdir", "exec_command", map[string]any{"cmd": "cat p.go; ls", "workdir": fs.proj}},
+		{"link in project", "Bash", bash("ln -s main.go alias.go")},
 		{"json body", "Bash", bash(`curl -s -d '{"a":[1,2],"b":{"c":"d"}}' https://example.com/x`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
