@@ -21,6 +21,10 @@ func decode(body []byte, v any, required ...string) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("body", "empty request body; send one JSON object")
 	}
+	// the walks below cost depth × size; bound the depth first
+	if nestingDepth(body) > MaxNesting {
+		return badRequest("body", "JSON nested deeper than %d levels", MaxNesting)
+	}
 	if !utf8.Valid(body) {
 		return badRequest(invalidUTF8Field(body), "invalid UTF-8")
 	}
@@ -45,6 +49,36 @@ func decode(body []byte, v any, required ...string) error {
 		}
 	}
 	return nil
+}
+
+// MaxNesting bounds how deeply a request body's arrays and objects nest.
+const MaxNesting = 64
+
+// nestingDepth is the deepest nesting of arrays and objects in body, in
+// one pass that skips strings; it does not validate.
+func nestingDepth(body []byte) int {
+	depth, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range body {
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func decodeError(err error) error {
@@ -137,7 +171,7 @@ func nonEmpty(a, b string) string {
 
 // duplicateKey names the first key that appears twice in one object (Go
 // keeps the last, other parsers the first: the body must mean one thing).
-// It runs after json.Decode, which bounds the nesting depth.
+// decode has bounded the nesting depth before it runs.
 func duplicateKey(r gjson.Result, path string) string {
 	found := ""
 	switch {
