@@ -121,38 +121,40 @@ func jsonKind(k string) string {
 // invalidUTF8Field names the first field whose key or string value is not
 // valid UTF-8, as a dotted path ("query.summary", "lessons.0").
 func invalidUTF8Field(body []byte) string {
-	var walk func(r gjson.Result, path string) string
-	walk = func(r gjson.Result, path string) string {
-		found := ""
-		switch {
-		case r.IsObject():
-			r.ForEach(func(k, v gjson.Result) bool {
-				p := join(path, k.Str)
-				if !utf8.ValidString(k.Raw) {
-					found = p
-					return false
-				}
-				found = walk(v, p)
-				return found == ""
-			})
-		case r.IsArray():
-			i := 0
-			r.ForEach(func(_, v gjson.Result) bool {
-				found = walk(v, join(path, strconv.Itoa(i)))
-				i++
-				return found == ""
-			})
-		case r.Type == gjson.String:
-			if !utf8.ValidString(r.Raw) {
-				return nonEmpty(path, "body")
+	f := firstPath(gjson.ParseBytes(body), "",
+		func(k gjson.Result, _ map[string]bool) bool { return !utf8.ValidString(k.Raw) },
+		func(v gjson.Result) bool { return v.Type == gjson.String && !utf8.ValidString(v.Raw) })
+	return nonEmpty(f, "body")
+}
+
+// firstPath walks r depth first and returns the dotted path of the first
+// object key badKey reports (seen holds the keys before it in the same
+// object, for badKey to use) or scalar badLeaf reports, or "".
+func firstPath(r gjson.Result, path string, badKey func(k gjson.Result, seen map[string]bool) bool, badLeaf func(gjson.Result) bool) string {
+	found := ""
+	switch {
+	case r.IsObject():
+		seen := map[string]bool{}
+		r.ForEach(func(k, v gjson.Result) bool {
+			p := join(path, k.Str)
+			if badKey(k, seen) {
+				found = p
+				return false
 			}
-		}
-		return found
+			found = firstPath(v, p, badKey, badLeaf)
+			return found == ""
+		})
+	case r.IsArray():
+		i := 0
+		r.ForEach(func(_, v gjson.Result) bool {
+			found = firstPath(v, join(path, strconv.Itoa(i)), badKey, badLeaf)
+			i++
+			return found == ""
+		})
+	case badLeaf(r):
+		return path
 	}
-	if f := walk(gjson.ParseBytes(body), ""); f != "" {
-		return f
-	}
-	return "body"
+	return found
 }
 
 func join(path, k string) string {
@@ -173,27 +175,11 @@ func nonEmpty(a, b string) string {
 // keeps the last, other parsers the first: the body must mean one thing).
 // decode has bounded the nesting depth before it runs.
 func duplicateKey(r gjson.Result, path string) string {
-	found := ""
-	switch {
-	case r.IsObject():
-		seen := map[string]bool{}
-		r.ForEach(func(k, v gjson.Result) bool {
-			p := join(path, k.Str)
-			if seen[k.Str] {
-				found = p
-				return false
-			}
+	return firstPath(r, path,
+		func(k gjson.Result, seen map[string]bool) bool {
+			dup := seen[k.Str]
 			seen[k.Str] = true
-			found = duplicateKey(v, p)
-			return found == ""
-		})
-	case r.IsArray():
-		i := 0
-		r.ForEach(func(_, v gjson.Result) bool {
-			found = duplicateKey(v, join(path, strconv.Itoa(i)))
-			i++
-			return found == ""
-		})
-	}
-	return found
+			return dup
+		},
+		func(gjson.Result) bool { return false })
 }

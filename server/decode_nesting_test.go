@@ -50,3 +50,30 @@ func TestDecodeNesting(t *testing.T) {
 		})
 	}
 }
+
+// The walks that name a field: the path of the first bad key or value.
+func TestDecodeNamesField(t *testing.T) {
+	tests := []struct {
+		body, field string
+	}{
+		{"{\"a\":{\"b\":[\"ok\",\"\xff\"]}}", "a.b.1"},
+		{"{\"a\":{\"\xff\":1}}", "a.\xff"},
+		{`{"a":[{"k":1},{"k":1,"k":2}]}`, "a.1.k"},
+		{`{"a":{"k":1},"b":{"k":1}}`, ""},
+		{`{"a":1,"a":2}`, "a"},
+	}
+	for _, tc := range tests {
+		var v struct {
+			A json.RawMessage `json:"a"`
+			B json.RawMessage `json:"b"`
+		}
+		err := decode([]byte(tc.body), &v)
+		var ae *Error
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%q: %v", tc.body, err)
+		case tc.field != "" && (!errors.As(err, &ae) || ae.Field != tc.field):
+			t.Errorf("%q: %v; want field %q", tc.body, err, tc.field)
+		}
+	}
+}
