@@ -21,6 +21,10 @@ func decode(body []byte, v any, required ...string) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("body", "empty request body; send one JSON object")
 	}
+	// the walks below cost depth × size; bound the depth first
+	if nestingDepth(body) > MaxNesting {
+		return badRequest("body", "JSON nested deeper than %d levels", MaxNesting)
+	}
 	if !utf8.Valid(body) {
 		return badRequest(invalidUTF8Field(body), "invalid UTF-8")
 	}
@@ -45,6 +49,36 @@ func decode(body []byte, v any, required ...string) error {
 		}
 	}
 	return nil
+}
+
+// MaxNesting bounds how deeply a request body's arrays and objects nest.
+const MaxNesting = 64
+
+// nestingDepth is the deepest nesting of arrays and objects in body, in
+// one pass that skips strings; it does not validate.
+func nestingDepth(body []byte) int {
+	depth, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range body {
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func decodeError(err error) error {
@@ -87,38 +121,40 @@ func jsonKind(k string) string {
 // invalidUTF8Field names the first field whose key or string value is not
 // valid UTF-8, as a dotted path ("query.summary", "lessons.0").
 func invalidUTF8Field(body []byte) string {
-	var walk func(r gjson.Result, path string) string
-	walk = func(r gjson.Result, path string) string {
-		found := ""
-		switch {
-		case r.IsObject():
-			r.ForEach(func(k, v gjson.Result) bool {
-				p := join(path, k.Str)
-				if !utf8.ValidString(k.Raw) {
-					found = p
-					return false
-				}
-				found = walk(v, p)
-				return found == ""
-			})
-		case r.IsArray():
-			i := 0
-			r.ForEach(func(_, v gjson.Result) bool {
-				found = walk(v, join(path, strconv.Itoa(i)))
-				i++
-				return found == ""
-			})
-		case r.Type == gjson.String:
-			if !utf8.ValidString(r.Raw) {
-				return nonEmpty(path, "body")
+	f := firstPath(gjson.ParseBytes(body), "",
+		func(k gjson.Result, _ map[string]bool) bool { return !utf8.ValidString(k.Raw) },
+		func(v gjson.Result) bool { return v.Type == gjson.String && !utf8.ValidString(v.Raw) })
+	return nonEmpty(f, "body")
+}
+
+// firstPath walks r depth first and returns the dotted path of the first
+// object key badKey reports (seen holds the keys before it in the same
+// object, for badKey to use) or scalar badLeaf reports, or "".
+func firstPath(r gjson.Result, path string, badKey func(k gjson.Result, seen map[string]bool) bool, badLeaf func(gjson.Result) bool) string {
+	found := ""
+	switch {
+	case r.IsObject():
+		seen := map[string]bool{}
+		r.ForEach(func(k, v gjson.Result) bool {
+			p := join(path, k.Str)
+			if badKey(k, seen) {
+				found = p
+				return false
 			}
-		}
-		return found
+			found = firstPath(v, p, badKey, badLeaf)
+			return found == ""
+		})
+	case r.IsArray():
+		i := 0
+		r.ForEach(func(_, v gjson.Result) bool {
+			found = firstPath(v, join(path, strconv.Itoa(i)), badKey, badLeaf)
+			i++
+			return found == ""
+		})
+	case badLeaf(r):
+		return path
 	}
-	if f := walk(gjson.ParseBytes(body), ""); f != "" {
-		return f
-	}
-	return "body"
+	return found
 }
 
 func join(path, k string) string {
@@ -137,29 +173,13 @@ func nonEmpty(a, b string) string {
 
 // duplicateKey names the first key that appears twice in one object (Go
 // keeps the last, other parsers the first: the body must mean one thing).
-// It runs after json.Decode, which bounds the nesting depth.
+// decode has bounded the nesting depth before it runs.
 func duplicateKey(r gjson.Result, path string) string {
-	found := ""
-	switch {
-	case r.IsObject():
-		seen := map[string]bool{}
-		r.ForEach(func(k, v gjson.Result) bool {
-			p := join(path, k.Str)
-			if seen[k.Str] {
-				found = p
-				return false
-			}
+	return firstPath(r, path,
+		func(k gjson.Result, seen map[string]bool) bool {
+			dup := seen[k.Str]
 			seen[k.Str] = true
-			found = duplicateKey(v, p)
-			return found == ""
-		})
-	case r.IsArray():
-		i := 0
-		r.ForEach(func(_, v gjson.Result) bool {
-			found = duplicateKey(v, join(path, strconv.Itoa(i)))
-			i++
-			return found == ""
-		})
-	}
-	return found
+			return dup
+		},
+		func(gjson.Result) bool { return false })
 }

@@ -96,7 +96,8 @@ func TestPostNeedsCSRFAndSameOrigin(t *testing.T) {
 		t.Fatal("no csrf token on the review page")
 	}
 	post := func(form url.Values, origin string) int {
-		req, _ := http.NewRequest("POST", f.url+"/review/"+item, strings.NewReader(form.Encode()))
+		// the token also rides in the query, where it must not count
+		req, _ := http.NewRequest("POST", f.url+"/review/"+item+"?csrf="+url.QueryEscape(m[1]), strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if origin != "" {
 			req.Header.Set("Origin", origin)
@@ -120,6 +121,8 @@ func TestPostNeedsCSRFAndSameOrigin(t *testing.T) {
 		{"wrong token", url.Values{"action": {"confirm"}, "csrf": {m[1] + "x"}}, "", 403},
 		{"cross origin", url.Values{"action": {"confirm"}, "csrf": {m[1]}}, "http://evil.example", 403},
 		{"opaque origin", url.Values{"action": {"confirm"}, "csrf": {m[1]}}, "null", 403},
+		{"another port of the same host", url.Values{"action": {"confirm"}, "csrf": {m[1]}}, "http://127.0.0.1:1", 403},
+		{"token in the query, not the form", url.Values{"action": {"confirm"}}, "", 403},
 		{"same origin", url.Values{"action": {"confirm"}, "csrf": {m[1]}}, f.url, 303},
 	}
 	for _, tt := range tests {
