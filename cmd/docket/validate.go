@@ -168,8 +168,17 @@ func validateLocal(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return fmt.Errorf("run validator: %w", err)
 	}
+	// Only an approved policy may produce evidence: checked before and
+	// after the runner loads it, so a definition swapped in for one run
+	// and restored before the stop backs nothing.
+	if err := policies.CheckApproval(h); err != nil {
+		return fmt.Errorf("run validator: %w", err)
+	}
 	r, err := validators.NewRunner(h, l)
 	if err != nil {
+		return fmt.Errorf("run validator: %w", err)
+	}
+	if err := policies.CheckApproval(h); err != nil {
 		return fmt.Errorf("run validator: %w", err)
 	}
 	if peer != nil {

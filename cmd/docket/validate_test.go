@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
@@ -63,6 +64,14 @@ func TestValidateCommand(t *testing.T) {
 		t.Fatalf("without keys: exit %d, stderr %q", code, stderr)
 	}
 	if _, err := ledger.Init(h); err != nil {
+		t.Fatal(err)
+	}
+	// The binding written above is not approved yet: nothing runs.
+	code, _, stderr = call("--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args", pass, "--cwd", work)
+	if code != 1 || !strings.Contains(stderr, "docket policy approve") {
+		t.Fatalf("unapproved policy: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
