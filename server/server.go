@@ -230,9 +230,9 @@ func (s *Server) serve(rt route, w http.ResponseWriter, r *http.Request) int {
 }
 
 func (s *Server) authenticate(r *http.Request) (Principal, error) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || tok == "" {
+	// the scheme name is case-insensitive (RFC 7235)
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		return Principal{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "missing bearer token (Authorization: Bearer dkt_…; create one with 'docket token create')"}
 	}
 	p, err := s.cfg.Tokens.Authenticate(strings.TrimSpace(tok))

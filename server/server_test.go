@@ -187,12 +187,14 @@ func TestAuth(t *testing.T) {
 		{"reviewer lists approvals", "GET", "/v1/approvals", e.tokens[RoleReviewer], 200},
 		{"admin reviews", "GET", "/v1/review-queue", e.tokens[RoleAdmin], 200},
 		{"metrics need a token", "GET", "/metrics", "", 401},
+		{"scheme in lower case", "GET", "/v1/review-queue", "bearer " + e.tokens[RoleReviewer], 200},
+		{"runtime in lower case still a runtime", "GET", "/v1/review-queue", "bearer " + e.tokens[RoleRuntime], 403},
 		{"openapi needs a token", "GET", "/v1/openapi.json", "", 401},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, e.url+tt.path, strings.NewReader(`{"action":"approve"}`))
-			if strings.HasPrefix(tt.token, "Basic ") {
+			if strings.HasPrefix(tt.token, "Basic ") || strings.HasPrefix(tt.token, "bearer ") {
 				req.Header.Set("Authorization", tt.token)
 			} else if tt.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tt.token)
