@@ -55,9 +55,10 @@ func knownExprsTable() map[string]knownExpr {
 		"(?:要我)":     {noLits: true},
 		"(?:需要)":     {noLits: true},
 		"(?:需要我)":    {noLits: true},
-		"(?i)(?:^|[^/\\d])\\s*\\b\\d+\\s+(?:tests?\\s+)?(?:passed|passing)\\b":                                                                           {lits: []string{"pass"}},
+		"(?i)(?:^|[^/\\d])\\s*\\b\\d+\\s+(?:tests?\\s+)?(?:passed|passing)\\b": {lits: []string{"pass"}},
+		"(?i)(?:^|[^\\pL])(?:(?:запушил|смержил|задеплоил|выкатил|опубликовал)[аи]?|(?:задеплоен|смержен|опубликован)[оаы]?)(?:[^\\pL]|$)":               {lits: []string{"запушил", "смержил", "задеплоил", "выкатил", "опубликовал", "задеплоен", "смержен", "опубликован"}},
 		"(?i)(?:^|[^\\pL])(?:ho|abbiamo|ha|hanno|[eè] stat[oa]|sono stat[ie])\\s+(?:[\\pL]+\\s+)?(?:corrett|sistemat|risolt|riparat)[oaie](?:[^\\pL]|$)": {lits: []string{"corrett", "sistemat", "solt", "parat"}},
-		"(?i)(?:^|[^\\pL])(?:готово|сделано|выполнено|завершено|закончено)(?:[^\\pL]|$)":                                                                 {lits: []string{"готово", "сделано", "выполнено", "вершено", "кончено"}},
+		"(?i)(?:^|[^\\pL])(?:готово|сделан[оаы]?|выполнен[оаы]?|заверш[её]н[оаы]?|законч[её]н[оаы]?)(?:[^\\pL]|$)":                                       {lits: []string{"готово", "сделан", "выполнен", "верш", "конч"}},
 		"(?i)(?:^|[^\\pL])(?:закончил|завершил|доделал)(?:а|и)?(?:[^\\pL]|$)":                                                                            {lits: []string{"кончил", "вершил", "доделал"}},
 		"(?i)(?:^|[^\\pL])(?:исправ(?:лен[оаы]?|ил[аи]?)|почин(?:ил[аи]?|ен[оаы]?)|устран(?:ил[аи]?|[её]н[оаы]?))(?:[^\\pL]|$)":                          {lits: []string{"исправ", "почин", "устран"}},
 		"(?i)(?:^|[^\\pL])(?:тесты|проверки|сборка|ci)\\s+(?:[\\pL\\d]+\\s+){0,2}(?:проходят|прошли|пройдены|зел[её]ные|успешны)(?:[^\\pL]|$)":           {lits: []string{"про", "зел", "успешны"}},
@@ -131,6 +132,7 @@ func knownExprsTable() map[string]knownExpr {
 		"(?i)\\b(?:pruebas|tests?|checks|ci|compilaci[oó]n|build)\\s+(?:[\\pL\\d]+\\s+){0,2}(?:pasan|pasaron|han pasado|pasa|est[aá]n en verde|en verde)\\b":                                        {lits: []string{"pasa", "han pasado", "pasa", "n en verde", "n verde"}},
 		"(?i)\\b(?:pr|pull request)\\s*#?\\d*\\s+(?:is\\s+|has been\\s+)?(?:opened|created|raised|submitted|up|updated)\\b":                                                                         {lits: []string{"opened", "created", "raised", "submitted", "up"}},
 		"(?i)\\b(?:publicad|implantad|mesclad)[oa]s?\\b":                                                                                                                                            {lits: []string{"publicad", "implantad", "mesclad"}},
+		"(?i)\\b(?:pushat|mergiat|deployat|rilasciat|pubblicat)[oaie](?:[^\\pL]|$)":                                                                                                                 {lits: []string{"pushat", "mergiat", "deployat", "rilasciat", "pubblicat"}},
 		"(?i)\\b(?:requirements|criteria)\\s+(?:are\\s+|were\\s+)?(?:met|satisfied)\\b":                                                                                                             {lits: []string{"requirements", "criteria"}},
 		"(?i)\\b(?:send|give|share)\\s+me\\s+(?:the|your|a|an)\\b":                                                                                                                                  {lits: []string{"send", "give", "share"}},
 		"(?i)\\b(?:shipped|pushed|merged|released|deployed|published)\\b":                                                                                                                           {lits: []string{"shipped", "pushed", "merged", "released", "deployed", "published"}},
@@ -413,8 +415,8 @@ func knownExprsTable() map[string]knownExpr {
 
 // The default claims.yaml, decoded.
 const (
-	defaultClaimsLen = 25066
-	defaultClaimsSum = "d7fecd12205e902c620d24b589704c53c2e483b6c07353efc4accb96f5c46a5c"
+	defaultClaimsLen = 25408
+	defaultClaimsSum = "39d33b83d467f88d14f8cb131ec8e1f223957a6413ea4e6be42d8f9176f1d3d1"
 )
 
 func decodedDefaultClaims() *claimsYAML {
@@ -688,7 +690,7 @@ func decodedDefaultClaims() *claimsYAML {
 					"^\\W*(?:fatto|finito|completato|terminato)(?:[^\\pL]|$)",
 					"\\btutto\\s+(?:[eè]\\s+)?(?:fatto|pronto|finito|completato|terminato)(?:[^\\pL]|$)",
 					"\\b(?:ho|abbiamo|ha|hanno)\\s+(?:[\\pL]+\\s+)?(?:finito|completato|terminato)(?:[^\\pL]|$)",
-					"(?:^|[^\\pL])(?:готово|сделано|выполнено|завершено|закончено)(?:[^\\pL]|$)",
+					"(?:^|[^\\pL])(?:готово|сделан[оаы]?|выполнен[оаы]?|заверш[её]н[оаы]?|законч[её]н[оаы]?)(?:[^\\pL]|$)",
 					"(?:^|[^\\pL])(?:закончил|завершил|доделал)(?:а|и)?(?:[^\\pL]|$)",
 					"완료(?:했|하였|되었|됐)(?:습니다|어요|다)",
 					"(?:^|[^\\pL])완료(?:[^\\pL]|$)",
@@ -818,6 +820,8 @@ func decodedDefaultClaims() *claimsYAML {
 					"已(?:经)?(?:部署|发布|推送|合并|上线)",
 					"(?:部署|发布|推送|合并|上线)(?:了|完成)",
 					"(?:デプロイ|プッシュ|マージ|リリース|公開)(?:しました|済み|完了)",
+					"\\b(?:pushat|mergiat|deployat|rilasciat|pubblicat)[oaie](?:[^\\pL]|$)",
+					"(?:^|[^\\pL])(?:(?:запушил|смержил|задеплоил|выкатил|опубликовал)[аи]?|(?:задеплоен|смержен|опубликован)[оаы]?)(?:[^\\pL]|$)",
 				},
 				Exclude: []string{
 					"\\bunpushed\\b",
