@@ -114,8 +114,20 @@ func segments(text string) []string {
 				if tableSepRe.MatchString(t) {
 					continue
 				}
-				for _, cell := range strings.Split(strings.Trim(t, "|"), "|") {
-					if c := clean(cell); c != "" {
+				// A cell after the first is read under the row's first
+				// cell: "| tests | all passing |" reads "tests", "tests:
+				// all passing".
+				var head string
+				for i, cell := range strings.Split(strings.Trim(t, "|"), "|") {
+					c := clean(cell)
+					switch {
+					case c == "":
+					case i == 0:
+						head = c
+						out = append(out, c)
+					case head != "":
+						out = append(out, head+": "+c)
+					default:
 						out = append(out, c)
 					}
 				}

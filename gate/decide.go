@@ -258,6 +258,19 @@ func Decide(claims []Claim, entries []*ledger.Entry, f Freshness, b Binding) Dec
 		scans[root] = r
 		return r
 	}
+	// Each pass body is decoded once, however many claim types read it.
+	bodies := map[*ledger.Entry]*passBody{}
+	body := func(e *ledger.Entry) *passBody {
+		if pb, ok := bodies[e]; ok {
+			return pb
+		}
+		pb := &passBody{}
+		if err := json.Unmarshal(e.Body, pb); err != nil {
+			pb = nil
+		}
+		bodies[e] = pb
+		return pb
+	}
 	for _, ty := range ClaimTypesOf(claims) {
 		v := Verdict{Type: ty, Rules: b.Validators(ty), SessionRoot: f.SessionRoot}
 		for _, c := range claims {
@@ -270,7 +283,7 @@ func Decide(claims []Claim, entries []*ledger.Entry, f Freshness, b Binding) Dec
 			d.Verdicts = append(d.Verdicts, v)
 			continue
 		}
-		decideType(&v, entries, f, b, scan)
+		decideType(&v, entries, f, b, scan, body)
 		d.Verdicts = append(d.Verdicts, v)
 	}
 	return d
@@ -281,7 +294,7 @@ type scanResult struct {
 	err  error
 }
 
-func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, scan func(string) scanResult) {
+func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, scan func(string) scanResult, passBodyOf func(*ledger.Entry) *passBody) {
 	var disallowed string
 	var stale, elsewhere *Verdict
 	for i := len(entries) - 1; i >= 0; i-- {
@@ -289,10 +302,11 @@ func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, sca
 		if e.Kind != ledger.KindValidatorPass {
 			continue
 		}
-		var body passBody
-		if err := json.Unmarshal(e.Body, &body); err != nil {
+		pb := passBodyOf(e)
+		if pb == nil {
 			continue
 		}
+		body := *pb
 		if body.Claim != v.Type || body.Result != "pass" {
 			continue
 		}

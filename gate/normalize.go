@@ -14,7 +14,7 @@ import (
 // spaces and joiners, bidi controls, soft hyphens and tag characters;
 // combining marks left over after composition; variation selectors;
 // Hangul fillers), look-alike Cyrillic, Greek and Armenian letters folded
-// to the Latin letters they imitate, the ideographic full stop made a
+// to the Latin letters they imitate (see foldConfusables), the ideographic full stop made a
 // full stop, and a space put after sentence punctuation that CJK text
 // runs on from. ASCII text is returned as is.
 func normalize(s string) string {
@@ -29,16 +29,17 @@ func normalize(s string) string {
 		return s
 	}
 	s = norm.NFKC.String(s)
+	rs := make([]rune, 0, len(s))
+	for _, r := range s {
+		if !invisible(r) {
+			rs = append(rs, r)
+		}
+	}
+	foldConfusables(rs)
 	var b strings.Builder
 	b.Grow(len(s))
 	var prev rune
-	for _, r := range s {
-		if invisible(r) {
-			continue
-		}
-		if f, ok := confusables[r]; ok {
-			r = f
-		}
+	for _, r := range rs {
 		if r == '。' || r == '｡' {
 			r = '.'
 		}
@@ -49,6 +50,47 @@ func normalize(s string) string {
 		prev = r
 	}
 	return b.String()
+}
+
+// foldConfusables folds look-alike letters to Latin in each word that
+// imitates a Latin one: a word that mixes them with Latin letters
+// ("dоne" with a Cyrillic o), or, in text with no word of their own
+// script, one made of look-alikes only ("рассеԁ"). Cyrillic, Greek and
+// Armenian text ("готово", "не", "тесты") is left as is, so the lexicon's
+// patterns and negation cues for that language can match it.
+func foldConfusables(rs []rune) {
+	foreign := false
+	for _, r := range rs {
+		if _, ok := confusables[r]; !ok && unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian) {
+			foreign = true
+			break
+		}
+	}
+	for i := 0; i < len(rs); {
+		if !unicode.IsLetter(rs[i]) {
+			i++
+			continue
+		}
+		j, latin, own := i, false, false
+		for ; j < len(rs) && unicode.IsLetter(rs[j]); j++ {
+			if _, ok := confusables[rs[j]]; ok {
+				continue
+			}
+			if unicode.Is(unicode.Latin, rs[j]) {
+				latin = true
+			} else {
+				own = true
+			}
+		}
+		if latin || !own && !foreign {
+			for k := i; k < j; k++ {
+				if f, ok := confusables[rs[k]]; ok {
+					rs[k] = f
+				}
+			}
+		}
+		i = j
+	}
 }
 
 func invisible(r rune) bool {

@@ -8,11 +8,9 @@ import (
 	"go/format"
 	"os"
 	"reflect"
-	"sort"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/docket/docket/internal/golit"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/policies"
 )
@@ -50,7 +48,7 @@ func policyKnownFile(t *testing.T) []byte {
 	b.WriteString("// The default tools.yaml and judges.md (no delegates), decoded as the\n// policy cache holds them.\n")
 	fmt.Fprintf(&b, "const defaultPolicyVersion = %q\n\n", version)
 	b.WriteString("var _ time.Duration\n\n")
-	b.WriteString("func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {\nreturn &" + policyLit(reflect.ValueOf(*tools)) + ", &" + policyLit(reflect.ValueOf(*judges)) + "\n}\n")
+	b.WriteString("func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {\nreturn &" + golit.Lit(reflect.ValueOf(*tools), golit.Options{}) + ", &" + golit.Lit(reflect.ValueOf(*judges), golit.Options{}) + "\n}\n")
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.Bytes())
@@ -58,88 +56,12 @@ func policyKnownFile(t *testing.T) []byte {
 	return out
 }
 
-// policyLit renders a decoded policy value as a Go expression that
-// builds an equal value (reflect.DeepEqual).
-func policyLit(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return "nil"
-		}
-		return "&" + policyLit(v.Elem())
-	case reflect.Struct:
-		var b strings.Builder
-		b.WriteString(v.Type().String() + "{")
-		for i := 0; i < v.NumField(); i++ {
-			if v.Field(i).IsZero() {
-				continue
-			}
-			if !v.Type().Field(i).IsExported() {
-				panic("policyLit: unexported field " + v.Type().Field(i).Name)
-			}
-			fmt.Fprintf(&b, "\n%s: %s,", v.Type().Field(i).Name, policyLit(v.Field(i)))
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.Slice:
-		if v.IsNil() {
-			return "nil"
-		}
-		var b strings.Builder
-		b.WriteString(v.Type().String() + "{")
-		for i := 0; i < v.Len(); i++ {
-			b.WriteString("\n" + policyLit(v.Index(i)) + ",")
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.Map:
-		if v.IsNil() {
-			return "nil"
-		}
-		keys := make([]string, 0, v.Len())
-		for _, k := range v.MapKeys() {
-			keys = append(keys, k.String())
-		}
-		sort.Strings(keys)
-		var b strings.Builder
-		b.WriteString(v.Type().String() + "{")
-		for _, k := range keys {
-			fmt.Fprintf(&b, "\n%s: %s,", strconv.Quote(k), policyLit(v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key()))))
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.String:
-		return strconv.Quote(v.String())
-	case reflect.Int, reflect.Int64:
-		if v.Type().String() == "time.Duration" {
-			return fmt.Sprintf("time.Duration(%d)", v.Int())
-		}
-		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Bool:
-		return strconv.FormatBool(v.Bool())
-	}
-	panic("policyLit: unsupported " + v.Type().String())
-}
-
 // TestKnownPolicy keeps policy_known.go in step with the default
 // policies. A stale file is not a hole (the version no longer matches,
 // so the policies are parsed or read from the cache as any others), only
 // slower.
 func TestKnownPolicy(t *testing.T) {
-	want := policyKnownFile(t)
-	if *updateKnown {
-		if err := os.WriteFile("policy_known.go", want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile("policy_known.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("policy_known.go is stale: run go test ./judge -run TestKnownPolicy -update-known")
-	}
+	golit.Check(t, "policy_known.go", policyKnownFile(t), *updateKnown, "go test ./judge -run TestKnownPolicy -update-known")
 }
 
 // TestKnownPolicyUsed: the pre-decoded set is exactly what parsing the

@@ -6,13 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/format"
-	"os"
 	"reflect"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/docket/docket/internal/golit"
 	"github.com/goccy/go-yaml"
 )
 
@@ -34,7 +32,7 @@ func bindingKnownFile(t *testing.T) []byte {
 	b.WriteString("package policies\n\n")
 	b.WriteString("// The default claim_binding.yaml, decoded.\n")
 	fmt.Fprintf(&b, "const (\n\tdefaultBindingLen = %d\n\tdefaultBindingSum = %q\n)\n\n", len(data), hex.EncodeToString(sum[:]))
-	b.WriteString("func decodedDefaultBinding() *bindingFile {\nreturn &" + bindingLit(reflect.ValueOf(f)) + "\n}\n")
+	b.WriteString("func decodedDefaultBinding() *bindingFile {\nreturn &" + golit.Lit(reflect.ValueOf(f), policiesLit) + "\n}\n")
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.Bytes())
@@ -42,100 +40,11 @@ func bindingKnownFile(t *testing.T) []byte {
 	return out
 }
 
-func litType(t reflect.Type) string { return strings.ReplaceAll(t.String(), "policies.", "") }
-
-// bindingLit renders a decoded claim_binding.yaml value as a Go
-// expression that builds an equal value (reflect.DeepEqual).
-func bindingLit(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return "nil"
-		}
-		if v.Elem().Kind() == reflect.Int {
-			return fmt.Sprintf("ptrInt(%d)", v.Elem().Int())
-		}
-	case reflect.Interface:
-		if v.IsNil() {
-			return "nil"
-		}
-		e := v.Elem()
-		switch e.Kind() {
-		case reflect.String, reflect.Bool:
-			return bindingLit(e)
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return fmt.Sprintf("%s(%d)", e.Type(), e.Int())
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			return fmt.Sprintf("%s(%d)", e.Type(), e.Uint())
-		case reflect.Float32, reflect.Float64:
-			return fmt.Sprintf("%s(%s)", e.Type(), strconv.FormatFloat(e.Float(), 'g', -1, 64))
-		}
-	case reflect.Struct:
-		var b strings.Builder
-		b.WriteString(litType(v.Type()) + "{")
-		for i := 0; i < v.NumField(); i++ {
-			if v.Field(i).IsZero() {
-				continue
-			}
-			fmt.Fprintf(&b, "\n%s: %s,", v.Type().Field(i).Name, bindingLit(v.Field(i)))
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.Slice:
-		if v.IsNil() {
-			return "nil"
-		}
-		var b strings.Builder
-		b.WriteString(litType(v.Type()) + "{")
-		for i := 0; i < v.Len(); i++ {
-			b.WriteString("\n" + bindingLit(v.Index(i)) + ",")
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.Map:
-		if v.IsNil() {
-			return "nil"
-		}
-		keys := make([]string, 0, v.Len())
-		for _, k := range v.MapKeys() {
-			keys = append(keys, k.String())
-		}
-		sort.Strings(keys)
-		var b strings.Builder
-		b.WriteString(litType(v.Type()) + "{")
-		for _, k := range keys {
-			fmt.Fprintf(&b, "\n%s: %s,", strconv.Quote(k), bindingLit(v.MapIndex(reflect.ValueOf(k))))
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.String:
-		return strconv.Quote(v.String())
-	case reflect.Int, reflect.Int64:
-		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Bool:
-		return strconv.FormatBool(v.Bool())
-	}
-	panic("bindingLit: unsupported " + v.Type().String())
-}
-
 // TestKnownBinding keeps binding_known.go in step with the default
 // claim_binding.yaml. A stale file is not a hole (the digest no longer
 // matches, so the file is decoded as any edited policy), only slower.
 func TestKnownBinding(t *testing.T) {
-	want := bindingKnownFile(t)
-	if *updateKnown {
-		if err := os.WriteFile("binding_known.go", want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile("binding_known.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("binding_known.go is stale: run go test ./policies -run TestKnownBinding -update-known")
-	}
+	golit.Check(t, "binding_known.go", bindingKnownFile(t), *updateKnown, "go test ./policies -run TestKnownBinding -update-known")
 }
 
 // TestKnownBindingDecodes: the table is taken only for the default's

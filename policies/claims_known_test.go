@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docket/docket/internal/golit"
 	"github.com/goccy/go-yaml"
 )
 
@@ -110,7 +110,7 @@ func knownFile(t *testing.T) []byte {
 	sum := sha256.Sum256(data)
 	b.WriteString("// The default claims.yaml, decoded.\n")
 	fmt.Fprintf(&b, "const (\n\tdefaultClaimsLen = %d\n\tdefaultClaimsSum = %q\n)\n\n", len(data), hex.EncodeToString(sum[:]))
-	b.WriteString("func decodedDefaultClaims() *claimsYAML {\nreturn &" + goLit(reflect.ValueOf(y)) + "\n}\n")
+	b.WriteString("func decodedDefaultClaims() *claimsYAML {\nreturn &" + golit.Lit(reflect.ValueOf(y), policiesLit) + "\n}\n")
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -118,70 +118,30 @@ func knownFile(t *testing.T) []byte {
 	return out
 }
 
-// goLit renders a decoded claims.yaml value as a Go expression.
-func goLit(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return "nil"
-		}
-		switch v.Elem().Kind() {
-		case reflect.Int:
-			return fmt.Sprintf("ptrInt(%d)", v.Elem().Int())
-		case reflect.Bool:
-			return fmt.Sprintf("ptrBool(%v)", v.Elem().Bool())
-		}
-	case reflect.Struct:
-		var b strings.Builder
-		b.WriteString(v.Type().Name() + "{")
-		for i := 0; i < v.NumField(); i++ {
-			if v.Field(i).IsZero() {
-				continue
-			}
-			fmt.Fprintf(&b, "\n%s: %s,", v.Type().Field(i).Name, goLit(v.Field(i)))
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.Slice:
-		if v.IsNil() {
-			return "nil"
-		}
-		var b strings.Builder
-		b.WriteString("[]" + v.Type().Elem().Name() + "{")
-		for i := 0; i < v.Len(); i++ {
-			b.WriteString("\n" + goLit(v.Index(i)) + ",")
-		}
-		b.WriteString("\n}")
-		return b.String()
-	case reflect.String:
-		return strconv.Quote(v.String())
-	case reflect.Int, reflect.Int64:
-		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Bool:
-		return strconv.FormatBool(v.Bool())
-	}
-	panic("goLit: unsupported " + v.Type().String())
-}
-
 // TestKnownExprs keeps claims_known.go in step with the default lexicon
 // (its expressions, and its decoded form).
 // A stale table is not a hole (an expression missing from it is parsed
 // at load time, as in any edited lexicon), only slower.
 func TestKnownExprs(t *testing.T) {
-	want := knownFile(t)
-	if *updateKnown {
-		if err := os.WriteFile("claims_known.go", want, 0o644); err != nil {
-			t.Fatal(err)
+	golit.Check(t, "claims_known.go", knownFile(t), *updateKnown, "go test ./policies -run TestKnownExprs -update-known")
+}
+
+// policiesLit writes the generated tables' values in package policies:
+// its own types unqualified, its pointer helpers.
+var policiesLit = golit.Options{
+	TypeName: func(t reflect.Type) string { return strings.ReplaceAll(t.String(), "policies.", "") },
+	Special: func(v reflect.Value) (string, bool) {
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			return "", false
 		}
-		return
-	}
-	got, err := os.ReadFile("claims_known.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("claims_known.go is stale: run go test ./policies -run TestKnownExprs -update-known")
-	}
+		switch v.Elem().Kind() {
+		case reflect.Int:
+			return fmt.Sprintf("ptrInt(%d)", v.Elem().Int()), true
+		case reflect.Bool:
+			return fmt.Sprintf("ptrBool(%v)", v.Elem().Bool()), true
+		}
+		return "", false
+	},
 }
 
 // TestKnownExprsTrusted: an expression not in the table is checked, so

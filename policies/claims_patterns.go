@@ -214,7 +214,9 @@ func cueExpr(cue string) string {
 		pre = wordStart
 	}
 	switch {
-	case isCJK(last) || last == '\'':
+	case isCJK(last) || last == '\'' || strings.HasSuffix(cue, `(?:\s|$)`):
+		// A cue ending in (?:\s|$) needs a space or the end after it:
+		// "non ho" but not "non-blocking".
 	case last >= utf8.RuneSelf && isWordRune(last):
 		post = wordEnd
 	default:

@@ -30,6 +30,7 @@ func TestRun(t *testing.T) {
 		args      []string
 		stdin     string
 		noKeys    bool
+		badPolicy bool   // claims.yaml that does not parse
 		wantOut   string // substring of stdout; "" means empty stdout
 		wantErr   string
 		wantUsage bool
@@ -40,6 +41,8 @@ func TestRun(t *testing.T) {
 		{name: "no keys", noKeys: true, stdin: `{"session_id":"s1","hook_event_name":"Stop","last_assistant_message":"All done."}`, wantOut: "docket init", wantErr: "open ledger"},
 		{name: "not json", stdin: `garbage`, wantOut: `"decision":"block"`, wantErr: "hook payload"},
 		{name: "wrong event", stdin: `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash"}`, wantOut: `"decision":"block"`, wantErr: "not Stop"},
+		{name: "wrong event before a bad policy", badPolicy: true, stdin: `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash"}`, wantOut: `"decision":"block"`, wantErr: "not Stop"},
+		{name: "bad policy blocks a stop", badPolicy: true, stdin: `{"session_id":"s1","hook_event_name":"Stop","last_assistant_message":"Here is the plan."}`, wantOut: `"decision":"block"`, wantErr: "claims.yaml"},
 		{name: "bad flag", args: []string{"--nope"}, wantUsage: true, wantErr: "flag provided but not defined"},
 		{name: "stray argument", args: []string{"payload.json"}, wantUsage: true, wantErr: "hint: the payload goes on stdin"},
 	}
@@ -48,7 +51,16 @@ func TestRun(t *testing.T) {
 			if tt.noKeys {
 				t.Setenv("DOCKET_HOME", t.TempDir())
 			} else {
-				setupHome(t)
+				dir := setupHome(t)
+				if tt.badPolicy {
+					pd := filepath.Join(dir, "policies")
+					if err := os.MkdirAll(pd, 0o700); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(pd, "claims.yaml"), []byte("version: [\n"), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			var out, errb bytes.Buffer
 			err := run(context.Background(), tt.args, strings.NewReader(tt.stdin), &out, &errb)

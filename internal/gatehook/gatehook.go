@@ -138,6 +138,11 @@ func decide(stdin io.Reader, rt hooks.Runtime) (hooks.Answer, hooks.Runtime, err
 	if err != nil {
 		return BlockAnswer(hooks.Stop, "docket-gate: cannot decode the hook payload ("+err.Error()+"); the final message was not checked"), rt, err
 	}
+	// A wiring error is named before any policy is loaded or state written.
+	if !ev.IsStop() {
+		err := fmt.Errorf("event %q is not Stop or SubagentStop: wire docket-gate to Stop and SubagentStop", ev.RawName)
+		return BlockAnswer(hooks.Stop, "docket-gate: "+err.Error()), ev.Runtime, err
+	}
 	h, err := home.Resolve()
 	if err != nil {
 		return BlockAnswer(ev.Name, "docket-gate: "+err.Error()+"; the final message was not checked"), ev.Runtime, err
@@ -146,10 +151,6 @@ func decide(stdin io.Reader, rt hooks.Runtime) (hooks.Answer, hooks.Runtime, err
 	g, err := gate.New(h)
 	if err != nil {
 		return BlockAnswer(ev.Name, "docket-gate: "+err.Error()+". A human must fix the policy file under $DOCKET_HOME/policies (or remove it to use the default)."), ev.Runtime, err
-	}
-	if !ev.IsStop() {
-		err := fmt.Errorf("event %q is not Stop or SubagentStop: wire docket-gate to Stop and SubagentStop", ev.RawName)
-		return BlockAnswer(hooks.Stop, "docket-gate: "+err.Error()), ev.Runtime, err
 	}
 	res := g.Stop(ev)
 	if res.Outcome == gate.Fail {
