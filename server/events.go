@@ -158,6 +158,15 @@ func (l *EventLog) After(ctx context.Context, after int64, limit int) ([]Event, 
 	return out, rows.Err()
 }
 
+// Newest returns the seq of the newest event, 0 when the log is empty.
+func (l *EventLog) Newest(ctx context.Context) (int64, error) {
+	var n int64
+	if err := l.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM serve_events").Scan(&n); err != nil {
+		return 0, fmt.Errorf("read newest event: %w", err)
+	}
+	return n, nil
+}
+
 // wait returns a channel closed at the next local Append.
 func (l *EventLog) wait() (chan struct{}, func()) {
 	ch := make(chan struct{})

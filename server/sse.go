@@ -31,6 +31,19 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ Principal) {
 			writeError(w, badRequest("Last-Event-ID", "want the seq of the last event received"))
 			return
 		}
+		// An id past the newest event is not from this log (it was reset,
+		// or the client talks to another server): waiting for it would
+		// silently skip every event up to it.
+		newest, err := s.cfg.Events.Newest(r.Context())
+		if err != nil {
+			s.logf("events: %v", err)
+			writeError(w, err)
+			return
+		}
+		if n > newest {
+			writeError(w, badRequest("Last-Event-ID", "%d is past the newest event (%d): the event log was reset or the id is from another server; reconnect without it", n, newest))
+			return
+		}
 		after = n
 	}
 	types := map[string]bool{}
