@@ -67,6 +67,7 @@ var Checks = []Check{
 	{"hooks", checkHooks},
 	{"codex-trust", checkCodexTrust},
 	{"policies", checkPolicies},
+	{"toolchains", checkToolchains},
 	{"ledgers", checkLedgers},
 	{"store", checkStore},
 	{"judge-family", checkJudgeFamily},

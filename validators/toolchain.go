@@ -374,3 +374,9 @@ func (tc *Toolchain) lookPath(name, dir string) (string, error) {
 	}
 	return "", fmt.Errorf("%s not found in %s", name, strings.Join(tc.Path, string(os.PathListSeparator)))
 }
+
+// Reprobe asks the recorded tool name for its version again, as a
+// validator would find it now.
+func Reprobe(ctx context.Context, name string, recorded Tool) (*Tool, error) {
+	return probeTool(ctx, name, recorded.Path, "recorded")
+}

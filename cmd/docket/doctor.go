@@ -21,7 +21,8 @@ Checks that docket protects this user and project, and says how to fix
 what it finds: keys present and private; the state root outside synced
 folders (iCloud, Dropbox, OneDrive, Google Drive, Syncthing); hooks wired
 in every settings file that applies, binaries executable, timeouts sane;
-policies parse and their policy_version; every ledger verifies; the
+policies parse and their policy_version; the recorded toolchains still
+answer and no agent of this user can rewrite them; every ledger verifies; the
 store opens; the LLM judge's model family differs from the agent's; the
 recent judge-unavailable rate.
 
