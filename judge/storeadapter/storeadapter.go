@@ -18,8 +18,10 @@ import (
 )
 
 // Adapter adapts a store.Store to the judge's Recaller,
-// DecisionWriter and Approvals. It remembers each action's recall id so
-// the decision written back names the recall it used.
+// DecisionWriter and Approvals. It remembers each action's recall id
+// until the action's decision is written, so the decision names the
+// recall it used; a long-lived adapter (docket serve) keeps only the
+// actions still being judged.
 type Adapter struct {
 	S store.Store
 
@@ -88,6 +90,7 @@ func shortHash(s string) string {
 func (a *Adapter) WriteDecision(ctx context.Context, d judge.DecisionRecord) error {
 	a.mu.Lock()
 	rid := a.recallIDs[d.ActionID]
+	delete(a.recallIDs, d.ActionID)
 	a.mu.Unlock()
 	kind := "rule"
 	if strings.HasPrefix(d.JudgeID, "llm:") {
