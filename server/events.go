@@ -10,12 +10,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/store"
 )
 
 // Event types.
@@ -115,6 +117,19 @@ func (l *EventLog) Append(ctx context.Context, key, typ string, data any) error 
 	}
 	l.wake()
 	return nil
+}
+
+// AppendReview reports a review action, taken through the API or the
+// CLI (which opens the event log in the same database).
+func (l *EventLog) AppendReview(ctx context.Context, a store.ReviewAction, m store.Memory, it store.ReviewItem) error {
+	ev := map[string]any{"item_id": it.ID, "memory_id": m.ID, "action": a.Action, "actor": a.Actor, "use_policy": m.UsePolicy, "status": m.Provenance.Status}
+	return l.Append(ctx, "review:"+m.ID+":"+a.Action+":"+strconv.FormatInt(time.Now().UnixNano(), 36), EventReviewAction, ev)
+}
+
+// AppendApproval reports an approval's resolution.
+func (l *EventLog) AppendApproval(ctx context.Context, a store.Approval) error {
+	ev := map[string]any{"approval_id": a.ID, "status": a.Status, "by": a.ResolvedBy, "session": a.Session, "tool": a.Tool}
+	return l.Append(ctx, "approval:"+a.ID+":"+string(a.Status)+":"+strconv.FormatInt(time.Now().UnixNano(), 36), EventApprovalResolved, ev)
 }
 
 // pgAppend inserts the event in one statement (one round trip): its

@@ -307,9 +307,7 @@ func (s *Server) reviewAction(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	ev := map[string]any{"item_id": it.ID, "memory_id": m.ID, "action": a.Action, "actor": a.Actor, "use_policy": m.UsePolicy, "status": m.Provenance.Status}
-	key := "review:" + m.ID + ":" + a.Action + ":" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if err := s.cfg.Events.Append(r.Context(), key, EventReviewAction, ev); err != nil {
+	if err := s.cfg.Events.AppendReview(r.Context(), a, m, it); err != nil {
 		s.logf("review event: %v", err)
 	}
 	out := map[string]any{"memory": m}
@@ -350,8 +348,7 @@ func (s *Server) approvalAction(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	ev := map[string]any{"approval_id": a.ID, "status": a.Status, "by": a.ResolvedBy, "session": a.Session, "tool": a.Tool}
-	if err := s.cfg.Events.Append(r.Context(), "approval:"+a.ID+":"+string(a.Status)+":"+strconv.FormatInt(time.Now().UnixNano(), 36), EventApprovalResolved, ev); err != nil {
+	if err := s.cfg.Events.AppendApproval(r.Context(), a); err != nil {
 		s.logf("approval event: %v", err)
 	}
 	return http.StatusOK, a, nil

@@ -130,6 +130,11 @@ func runApprovals(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	if ev := cliEvents(ctx, s, stderr); ev != nil {
+		if err := ev.AppendApproval(ctx, a); err != nil {
+			fmt.Fprintf(stderr, "docket: warning: the approval is resolved but not in the event stream: %v\n", err)
+		}
+	}
 	if asJSON {
 		return printJSON(stdout, a)
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/docket/docket/server"
 	"github.com/docket/docket/store"
 )
 
@@ -64,5 +66,32 @@ func TestApprovalsCommand(t *testing.T) {
 	var old store.Approval
 	if json.Unmarshal([]byte(out), &old) != nil || old.Status != store.ApprovalExpired {
 		t.Fatalf("expired approval: %s", out)
+	}
+}
+
+// An approval resolved or a memory reviewed at the terminal reaches the
+// event stream docket serve publishes, like one taken through the API.
+func TestCLIActionsReachEventStream(t *testing.T) {
+	s := storeEnv(t)
+	ctx := context.Background()
+	if _, err := s.SubmitApproval(ctx, store.Approval{ID: "apr_push", Session: "s1", Tool: "Bash", Summary: "git push origin main"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, code := docket(t, "approvals", "approve", "apr_push"); code != 0 {
+		t.Fatalf("approve: exit %d", code)
+	}
+	if _, _, code := docket(t, "approvals", "approve", "apr_nope"); code != 1 {
+		t.Fatalf("approve of an unknown id: exit %d", code)
+	}
+	ev := cliEvents(ctx, s, io.Discard)
+	if ev == nil {
+		t.Fatal("no event log in the store's database")
+	}
+	evs, err := ev.After(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Type != server.EventApprovalResolved || !strings.Contains(string(evs[0].Data), `"by":"ana"`) || !strings.Contains(string(evs[0].Data), `"status":"approved"`) {
+		t.Fatalf("events after a CLI approval: %+v", evs)
 	}
 }

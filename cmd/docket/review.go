@@ -199,6 +199,11 @@ func runReview(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		}
 		return err
 	}
+	if ev := cliEvents(ctx, s, stderr); ev != nil {
+		if err := ev.AppendReview(ctx, a, m, it); err != nil {
+			fmt.Fprintf(stderr, "docket: warning: the review is recorded but not in the event stream: %v\n", err)
+		}
+	}
 	if asJSON {
 		return printJSON(stdout, map[string]any{"memory": m, "item": it})
 	}

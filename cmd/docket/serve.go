@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -115,8 +114,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		return err
 	}
 	defer st.Close()
-	postgres := strings.HasPrefix(*dsn, "postgres://") || strings.HasPrefix(*dsn, "postgresql://")
-	events, err := server.OpenEventLog(ctx, st.DB(), postgres)
+	events, err := server.OpenEventLog(ctx, st.DB(), st.Postgres())
 	if err != nil {
 		return err
 	}

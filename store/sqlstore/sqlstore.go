@@ -130,6 +130,9 @@ func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
 // DB exposes the database for tests and tools that read the schema.
 func (s *Store) DB() *sql.DB { return s.db }
 
+// Postgres reports whether the store is a PostgreSQL database.
+func (s *Store) Postgres() bool { return s.dialect == postgresDialect }
+
 // Close implements store.Store.
 func (s *Store) Close() error { return s.db.Close() }
 
