@@ -7,6 +7,7 @@ import (
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/worktree"
 	"github.com/docket/docket/policies"
 )
 
@@ -474,6 +475,11 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 		if trusted[i] {
 			continue
 		}
+		if name == "git" && !strings.ContainsRune(dir, unknownMark) {
+			if v := pr.gitStages(s, dir); v != nil {
+				return v
+			}
+		}
 		recursive := recursiveReaders[name] && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
 		words := pathWords(s)
 		if recursive && searchesDot(s) {
@@ -532,15 +538,79 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 	return nil
 }
 
+// gitStages judges `git add -A`, `git add DIR` and `git stash -u/-a`:
+// they copy every untracked file below their path into the
+// repository's objects, where any git command reads it back. Over the
+// state root (a home directory kept in git, a DOCKET_HOME inside the
+// project) that would hand the keys to the agent.
+func (pr Protector) gitStages(s Segment, dir string) *Violation {
+	args := s.Argv[1:]
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") { // options before the subcommand
+		if (args[0] == "-C" || args[0] == "-c" || args[0] == "--git-dir" || args[0] == "--work-tree") && len(args) > 1 {
+			if args[0] == "-C" {
+				if dir = pr.resolve(pr.expand(args[1]), dir); dir == "" {
+					return nil
+				}
+			}
+			args = args[2:]
+			continue
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	var paths []string
+	all := false
+	switch args[0] {
+	case "add":
+		for _, a := range args[1:] {
+			switch {
+			case a == "-A" || a == "--all" || a == "--no-ignore-removal":
+				all = true
+			case !strings.HasPrefix(a, "-"):
+				paths = append(paths, a)
+			}
+		}
+	case "stash":
+		all = slicesContains(args, "-u") || slicesContains(args, "--include-untracked") || slicesContains(args, "-a") || slicesContains(args, "--all")
+		if !all {
+			return nil
+		}
+	default:
+		return nil
+	}
+	if len(paths) == 0 {
+		if !all {
+			return nil
+		}
+		paths = []string{worktree.FindRoot(dir)} // the whole working tree
+	}
+	for _, p := range paths {
+		x := pr.expand(p)
+		if strings.ContainsRune(x, unknownMark) {
+			continue
+		}
+		if ap := pr.resolve(x, dir); ap != "" && (ancestorOf(ap, pr.Home.Root) || ancestorOf(ap, pr.RealRoot)) {
+			return &Violation{ProtectShellState, "git " + args[0] + " over " + ap + " would copy docket's state root (" + pr.Home.Root + ") into the repository's objects; name the files to stage"}
+		}
+	}
+	return nil
+}
+
 // searchesDot reports a recursive search given no directory, which
 // searches the working directory: grep -r, rg, ag, ack and fd with only
-// a pattern, find with no path before its expression.
+// a pattern (rg, ag and ack search their input instead when it is a
+// pipe), find with no path before its expression.
 func searchesDot(s Segment) bool {
 	if s.Name() == "find" {
 		return len(s.Argv) == 1 || strings.HasPrefix(s.Argv[1], "-") || s.Argv[1] == "(" || s.Argv[1] == "!"
 	}
 	if len(s.Inputs) > 0 || s.Name() == "grep" && !hasFlag(s.Argv, "-r", "-R", "--recursive", "--dereference-recursive") {
 		return false // it reads the input it is given
+	}
+	if s.Piped && (s.Name() == "rg" || s.Name() == "ag" || s.Name() == "ack") {
+		return false // with a pipe for input and no path, they search the pipe (grep -r still searches .)
 	}
 	switch s.Name() {
 	case "grep", "rg", "ag", "ack", "fd":

@@ -197,6 +197,12 @@ func TestSearchInHomeCwd(t *testing.T) {
 		{"grep stdin", "Bash", map[string]any{"command": "grep secret < proj/main.go"}, false},
 		{"grep no -r", "Bash", map[string]any{"command": "grep secret"}, false},
 		{"rg in project", "Bash", map[string]any{"command": "rg secret proj"}, false},
+		{"rg on a pipe", "Bash", map[string]any{"command": "git log --oneline | rg fix"}, false},
+		{"ack on a pipe", "Bash", map[string]any{"command": "ps aux | ack docket"}, false},
+		{"grep -r on a pipe", "Bash", map[string]any{"command": "echo x | grep -rn secret"}, true},
+		{"fd on a pipe", "Bash", map[string]any{"command": "echo x | fd hmac"}, true},
+		{"rg after a pipe, then alone", "Bash", map[string]any{"command": "echo x | rg a; rg secret"}, true},
+		{"rg on a pipe with a path", "Bash", map[string]any{"command": "echo x | rg secret ."}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := fs.ev(tc.tool, tc.input)
@@ -448,5 +454,52 @@ func TestRecheckApproval(t *testing.T) {
 	}
 	if _, d := e.Decide(context.Background(), build); builtinRule(d) != "" {
 		t.Errorf("approval not noticed: %v", d.RuleIDs)
+	}
+}
+
+// git add -A / git add DIR / git stash -u copy untracked files into the
+// repository's objects: over the state root (a home kept in git) they
+// would hand the keys to any later `git show`.
+func TestGitStagingStateRoot(t *testing.T) {
+	fs := newRealFS(t)
+	e := fs.engine(t, "")
+	mkRepo := func(dir string) {
+		if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkRepo(fs.user) // dotfiles: the home directory is a repository
+	other := filepath.Join(fs.user, "other")
+	mkRepo(other)
+	for _, tc := range []struct {
+		name, cwd, command string
+		deny               bool
+	}{
+		{"add -A in home", fs.user, "git add -A", true},
+		{"add . in home", fs.user, "git add .", true},
+		{"add --all from a subdirectory of the home repo", fs.proj, "git add --all", true},
+		{"cd home then add", fs.proj, "cd ~ && git add -A && git commit -m wip", true},
+		{"-C home", other, "git -C ~ add -A", true},
+		{"add the state dir", fs.proj, "git add ~/.local", true},
+		{"stash -u in home", fs.user, "git stash -u", true},
+		{"stash --all in home", fs.user, "git stash push --all", true},
+		{"add a file", fs.proj, "git add main.go p.go", false},
+		{"add . in a subdirectory", fs.proj, "git add .", false},
+		{"add -A in its own repository", other, "git add -A", false},
+		{"stash in home", fs.user, "git stash", false},
+		{"commit -a in home", fs.user, "git commit -am wip", false},
+		{"status in home", fs.user, "git status", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := fs.ev("Bash", map[string]any{"command": tc.command})
+			ev.Cwd = tc.cwd
+			_, d := e.Decide(context.Background(), ev)
+			if got := builtinRule(d) != ""; got != tc.deny {
+				t.Errorf("denied by a protection: %v, want %v (%v %q)", got, tc.deny, d.RuleIDs, d.Reason)
+			}
+		})
 	}
 }

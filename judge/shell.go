@@ -17,6 +17,9 @@ type Segment struct {
 	Sudo      bool
 	Redirects []string // files written by >, >>, 2>, &> …
 	Inputs    []string // files read by <
+	// Piped is a later command of a pipeline: its input is the previous
+	// command's output.
+	Piped bool
 	// Cwd is the working directory the segment runs in, as far as the
 	// line's own `cd`s show; "" when unknown.
 	Cwd string
@@ -83,7 +86,7 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 		var fetches bool
 		for i, raw := range pl {
 			seg := strip(raw)
-			seg.Cwd = cwd
+			seg.Cwd, seg.Piped = cwd, i > 0
 			if len(seg.Argv) == 0 {
 				if len(seg.Redirects) > 0 {
 					c.raise(policies.ReversibleWrite, "redirect writes a file")
