@@ -75,7 +75,7 @@ func checkJSON(raw []byte, path string) error {
 		at   string
 	}
 	var stack []*frame
-	cur := orInput(path)
+	cur := path
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -111,7 +111,7 @@ func checkJSON(raw []byte, path string) error {
 			switch d {
 			case '{', '[':
 				if len(stack) >= maxDepth {
-					return &FieldError{Field: cur, Msg: "nested more than " + strconv.Itoa(maxDepth) + " deep"}
+					return &FieldError{Field: orInput(cur), Msg: "nested more than " + strconv.Itoa(maxDepth) + " deep"}
 				}
 				stack = append(stack, &frame{obj: d == '{', key: true, seen: map[string]bool{}, at: cur})
 			default:
@@ -338,7 +338,7 @@ func decodeEvent(raw json.RawMessage, path string, errs *errList) Event {
 		switch {
 		case !o.has("status"):
 			errs.add(join(path, "status"), "required for %s (one of %s)", SessionFeedback, strings.Join(Statuses, ", "))
-		case ev.Status != "" && !slices.Contains(Statuses, ev.Status):
+		case !slices.Contains(Statuses, ev.Status):
 			errs.add(join(path, "status"), "must be one of %s, got %q", strings.Join(Statuses, ", "), ev.Status)
 		}
 		if !o.has("score") {

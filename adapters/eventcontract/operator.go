@@ -88,7 +88,7 @@ func parseOperator(in *Input, data []byte, o object, errs *errList) {
 			outcome = oc
 			oc.timestamp("occurred_at")
 			st := oc.str("status", true, 32)
-			if st != "" && !slices.Contains(Statuses, st) {
+			if oc.has("status") && !slices.Contains(Statuses, st) {
 				errs.add("outcome.status", "must be one of %s, got %q", strings.Join(Statuses, ", "), st)
 			}
 			if !oc.has("score") {
