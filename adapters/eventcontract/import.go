@@ -208,7 +208,6 @@ func (im *Importer) project(ctx context.Context, s *Session, se *StoredEnvelope,
 	}
 	p := record(se.Env, projectedAt)
 	p.SourceEntry = fmt.Sprintf("ledger:%s#%d", se.Entry.Session, se.Entry.Seq)
-	p.SourceEntryHash = se.Entry.Hash
 	p.Workspace = ws
 	m := memoryFor(se, p, ws, im.Project)
 	got, _, err := im.Store.Observe(ctx, m)
@@ -269,25 +268,27 @@ func hash24(parts ...string) string {
 // memoryFor is the observed, evidence-only memory of a projected record.
 func memoryFor(se *StoredEnvelope, p ProjectedFeedback, ws, project string) store.Memory {
 	at, _ := ParseTime(p.OccurredAt)
-	summary := fmt.Sprintf("%s session ended %s (score %.2f): %s", Runtime, p.Status, p.Score, clip(p.Task, 200))
+	// Each runtime-supplied text passes the write-back firewall on its
+	// own; a refused one is named, not stored.
+	safe := func(what, text string, n int) string {
+		if why := firewall.Check(text); why != "" {
+			return "(" + what + " withheld: " + why + ")"
+		}
+		return clip(text, n)
+	}
+	summary := fmt.Sprintf("%s session ended %s (score %.2f): %s", Runtime, p.Status, p.Score, safe("task", p.Task, 200))
 	var b strings.Builder
 	b.WriteString(summary)
 	if len(p.MissingCapabilities) > 0 {
-		b.WriteString("; missing capabilities: " + strings.Join(p.MissingCapabilities, ", "))
+		b.WriteString("; missing capabilities: " + safe("capabilities", strings.Join(p.MissingCapabilities, ", "), 600))
 	}
 	if len(p.SelectedSkillIDs) > 0 {
-		b.WriteString("; selected skills: " + strings.Join(p.SelectedSkillIDs, ", "))
+		b.WriteString("; selected skills: " + safe("skills", strings.Join(p.SelectedSkillIDs, ", "), 600))
 	}
 	if c := strings.TrimSpace(p.Comment); c != "" {
-		if why := firewall.Check(c); why != "" {
-			c = "(comment withheld: " + why + ")"
-		}
-		b.WriteString("; comment: " + clip(c, 600))
+		b.WriteString("; comment: " + safe("comment", c, 600))
 	}
 	content := b.String()
-	if why := firewall.Check(content); why != "" {
-		content = summary
-	}
 	ents := []string{"system:" + Runtime}
 	for _, c := range p.MissingCapabilities {
 		ents = append(ents, "topic:"+c)

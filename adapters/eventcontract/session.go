@@ -46,7 +46,6 @@ type ProjectedFeedback struct {
 	ProjectedAt      string `json:"projected_at"`
 	// SourceEntry is the runtime_event entry: "ledger:SESSION#SEQ".
 	SourceEntry         string   `json:"source_entry"`
-	SourceEntryHash     string   `json:"source_entry_hash"`
 	SessionID           string   `json:"session_id"`
 	Task                string   `json:"task"`
 	Status              string   `json:"status"`
