@@ -148,11 +148,16 @@ func (im *Importer) Import(ctx context.Context, in *Input) (*Result, error) {
 		r.Seq = se.Entry.Seq
 		r.Projection = "raw_only"
 		if it.Env.Event.EventKind == SessionFeedback {
-			projectedAt := ""
+			projectedAt, pws := "", ws
 			if p, ok := in.Projected[it.Env.EnvelopeID]; ok {
+				// a replayed record keeps its time and, unless the
+				// importer names one, its workspace
 				projectedAt = p.ProjectedAt
+				if im.Workspace == "" && p.Workspace != "" {
+					pws = p.Workspace
+				}
 			}
-			state, err := im.project(ctx, s, se, ws, projectedAt)
+			state, err := im.project(ctx, s, se, pws, projectedAt)
 			if err != nil {
 				return res, err
 			}
@@ -314,7 +319,10 @@ func memoryFor(se *StoredEnvelope, p ProjectedFeedback, ws, project string) stor
 		Freshness:  store.Freshness{CreatedAt: at},
 		Scope:      store.Scope{Workspace: ws, Project: project, Visibility: vis},
 		Entities:   ents,
-		PatternKey: "rt1:" + hash24(norm(p.Task), p.Status, strings.Join(caps, ",")),
+		// A recurring outcome reinforces its memory within the session
+		// only, so a session's memory ids do not depend on what other
+		// sessions the state root holds (a replay reproduces them).
+		PatternKey: "rt1:" + hash24(se.Entry.Session, norm(p.Task), p.Status, strings.Join(caps, ",")),
 		Lineage:    store.Lineage{Session: se.Entry.Session, Seq: se.Entry.Seq, EntryHash: se.Entry.Hash},
 	}
 }
