@@ -7,10 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/gofrs/flock"
 
 	"github.com/docket/docket/internal/canonjson"
 	"github.com/docket/docket/ledger"
@@ -80,6 +84,11 @@ func (im *Importer) Import(ctx context.Context, in *Input) (*Result, error) {
 	if im.Now == nil {
 		im.Now = time.Now
 	}
+	unlock, err := im.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	ws := im.Workspace
 	if ws == "" {
 		ws = in.Workspace
@@ -169,6 +178,26 @@ func (im *Importer) Import(ctx context.Context, in *Input) (*Result, error) {
 		res.Envelopes = append(res.Envelopes, r)
 	}
 	return res, nil
+}
+
+// lockTimeout bounds the wait for another import.
+const lockTimeout = 30 * time.Second
+
+// lock serializes imports under one state root, so two imports of the same
+// envelope cannot both find it absent and both append it.
+func (im *Importer) lock(ctx context.Context) (func(), error) {
+	dir := im.Ledger.Home().RunDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("lock runtime import: %w", err)
+	}
+	fl := flock.New(filepath.Join(dir, "runtime-import.lock"), flock.SetPermissions(0o600))
+	ctx, cancel := context.WithTimeout(ctx, lockTimeout)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("lock runtime import: another import holds %s: %v", fl.Path(), err)
+	}
+	return func() { fl.Unlock() }, nil
 }
 
 // appendRaw writes the envelope, byte for byte, as the artifact of a

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -418,5 +419,37 @@ func TestProjectionFirewall(t *testing.T) {
 	s := mustLoad(t, r, "demo-session-001")
 	if !strings.Contains(string(s.Envelopes[0].Raw), secret) {
 		t.Error("the raw envelope was altered")
+	}
+}
+
+// TestConcurrentImports: imports of the same input racing in one state
+// root store each envelope once.
+func TestConcurrentImports(t *testing.T) {
+	r := newRoot(t)
+	data := readTestdata(t, "operator.json")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in, err := Parse(data, Options{Now: fixedNow})
+			led, lerr := ledger.Open(r.led.Home()) // one per importer, as separate processes
+			if err == nil && lerr == nil {
+				im := &Importer{Ledger: led, Store: r.st, Workspace: "ws", Now: fixedNow}
+				_, err = im.Import(context.Background(), in)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(r.entries(t, "demo-openclaw-session-001")); n != 3 {
+		t.Errorf("%d entries, want 3 (two envelopes, one projection)", n)
 	}
 }
