@@ -121,7 +121,7 @@ func (im *Importer) Import(ctx context.Context, in *Input) (*Result, error) {
 		}
 	}
 	// A bundle's projected records must be what projecting its envelopes
-	// gives; only projected_at is theirs to keep.
+	// gives; only projected_at and the workspace are theirs to keep.
 	for _, it := range in.Items {
 		if p, ok := in.Projected[it.Env.EnvelopeID]; ok {
 			want := record(it.Env, "")
