@@ -453,3 +453,18 @@ func TestConcurrentImports(t *testing.T) {
 		t.Errorf("%d entries, want 3 (two envelopes, one projection)", n)
 	}
 }
+
+// TestProjectedMemoryRecalled: the judge's recall finds the projected
+// outcome as evidence, never as a policy hit.
+func TestProjectedMemoryRecalled(t *testing.T) {
+	r := newRoot(t)
+	res := r.importBytes(t, readTestdata(t, "operator.json"))
+	resp, err := r.st.Recall(context.Background(), store.RecallRequest{Workspace: "ws", ActionID: "a1",
+		Query: store.Query{Summary: "review the postgres migration rollback", Entities: store.Entities{Topics: []string{"database migrations"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Memories) != 1 || resp.Memories[0].ID != res.Envelopes[1].MemoryID || resp.Memories[0].UsePolicy != store.Evidence || len(resp.PolicyHits) != 0 {
+		t.Errorf("recall: %+v hits %+v", resp.Memories, resp.PolicyHits)
+	}
+}
