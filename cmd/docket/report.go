@@ -44,17 +44,21 @@ type reportSubcommand struct {
 }
 
 func init() {
-	commands["report"] = command{summary: "report a runtime session (outcome, handoff, signals) without a model", run: runReport}
+	commands["report"] = command{summary: "reports: a runtime session (--session), and subcommands", run: runReport}
 }
 
-func reportUsageText() string {
+func reportSubcommandNames() []string {
 	names := make([]string, 0, len(reportSubcommands))
 	for n := range reportSubcommands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+func reportUsageText() string {
 	var b strings.Builder
-	for _, n := range names {
+	for _, n := range reportSubcommandNames() {
 		fmt.Fprintf(&b, "  %-12s %s\n", n, reportSubcommands[n].summary)
 	}
 	if b.Len() == 0 {
@@ -85,7 +89,11 @@ func runSessionReport(_ context.Context, args []string, stdout, stderr io.Writer
 		return usageError(fmt.Sprintf("unexpected argument %q", fs.Arg(0)), "a subcommand goes first: docket report SUBCOMMAND")
 	}
 	if *session == "" {
-		return usageError("report needs --session", "the session ids appear in 'docket import openclaw' output")
+		hint := "docket report --session S (the session ids appear in 'docket import openclaw' output)"
+		for _, n := range reportSubcommandNames() {
+			hint += ", or docket report " + n
+		}
+		return usageError("report needs --session or a subcommand", hint)
 	}
 	if *format != "json" && *format != "markdown" {
 		return usageError(fmt.Sprintf("unknown --format %q", *format), "use json or markdown")

@@ -29,7 +29,7 @@ func TestReportDispatch(t *testing.T) {
 	if _, errs, code := docket(t, "report", "-h"); code != 0 || !strings.Contains(errs, "probe        test probe") {
 		t.Errorf("report -h lists no subcommands: %q", errs)
 	}
-	if _, errs, code := docket(t, "report"); code != 2 || !strings.Contains(errs, "report needs --session") {
+	if _, errs, code := docket(t, "report"); code != 2 || !strings.Contains(errs, "report needs --session") || !strings.Contains(errs, "or docket report probe") {
 		t.Errorf("report without session: exit %d %q", code, errs)
 	}
 }
