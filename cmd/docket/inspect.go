@@ -31,7 +31,7 @@ Exit codes: 0 shown, 1 unknown memory or session, ledger or store error,
 `
 
 func init() {
-	commands["inspect"] = command{summary: "explain a memory: lineage, use, history, conflicts", run: runInspect}
+	commands["inspect"] = command{summary: "explain a memory (lineage, use, history, conflicts); --raw: a runtime session", run: runInspect}
 }
 
 func runInspect(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
