@@ -36,7 +36,8 @@ FUZZ := ./hooks:FuzzDetectAndDecode ./hooks:FuzzDecodeCodex ./hooks:FuzzDecodeGe
 	./gate:FuzzParseLine ./gate:FuzzBackScanner ./gate:FuzzExtract ./gate:FuzzGateStop \
 	./judge:FuzzClassifyCommand ./policies:FuzzGlob ./policies:FuzzJudgesFrontMatter \
 	./policies:FuzzParseTools ./validators:FuzzAnalyzeScript ./validators:FuzzParsePytestSummary \
-	./install:FuzzParseDocument ./install:FuzzInstall ./server:FuzzParse
+	./install:FuzzParseDocument ./install:FuzzInstall ./server:FuzzParse \
+	./adapters/eventcontract:FuzzParse
 
 fuzz:
 	@for t in $(FUZZ); do \

@@ -10,6 +10,7 @@ import (
 )
 
 const inspectUsage = `usage: docket inspect MEMORY-ID [--json]
+       docket inspect --raw SESSION [--json]
 
 Explains one memory: why it exists, the decision or ledger entry that
 created it (check the entry with 'docket verify --session S'), its source,
@@ -17,22 +18,35 @@ provenance and use policy, which recalls returned it and how the judge
 used it, who confirmed, edited, restricted or disputed it, what future
 actions it can influence, what conflicts with it, and when it goes stale.
 
-Flags:
-  --json   print the inspection as JSON
+With --raw: each raw runtime event envelope of runtime session SESSION
+(imported with 'docket import openclaw'), byte for byte as stored, beside
+its projection: the feedback record and memory, or "raw evidence only".
 
-Exit codes: 0 shown, 1 unknown memory or store error, 2 usage error.
+Flags:
+  --json         print the inspection as JSON
+  --raw SESSION  show a runtime session's raw envelopes and projections
+
+Exit codes: 0 shown, 1 unknown memory or session, ledger or store error,
+2 usage error.
 `
 
 func init() {
-	commands["inspect"] = command{summary: "explain a memory: lineage, use, history, conflicts", run: runInspect}
+	commands["inspect"] = command{summary: "explain a memory (lineage, use, history, conflicts); --raw: a runtime session", run: runInspect}
 }
 
 func runInspect(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flagSet("inspect", inspectUsage, stderr)
 	asJSON := fs.Bool("json", false, "")
+	raw := fs.String("raw", "", "")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return parseErr(err)
+	}
+	if *raw != "" {
+		if len(pos) != 0 {
+			return usageError("inspect --raw takes a session, not a memory id", "docket inspect --raw SESSION or docket inspect MEMORY-ID")
+		}
+		return inspectRaw(*raw, *asJSON, stdout)
 	}
 	if len(pos) != 1 {
 		return usageError("inspect needs exactly one memory id", "ids appear in 'docket review list' and in judge recall warnings")
