@@ -42,7 +42,7 @@ var GovernanceDefinitions = []Metric{
 	{"confirmed", "memories confirmed", "review items a reviewer resolved with confirm (memory on run)"},
 	{"rejected", "memories rejected", "review items a reviewer resolved with reject"},
 	{"downgraded_to_evidence", "memories downgraded to evidence", "review items a reviewer resolved with evidence_only (an instruction candidate kept as evidence)"},
-	{"inferred_prevented_from_instruction", "inferred memories prevented from becoming instructions", "generated or inferred instruction candidates the store queued as requires_confirmation instead of injecting, plus direct instruction-grade writes of inferred or generated memories the store refused"},
+	{"inferred_prevented_from_instruction", "inferred memories prevented from becoming instructions", "instruction candidates a judge (not a human) wrote back — docket labels them observed, the seed calls them generated — that the store queued as requires_confirmation instead of injecting, plus direct instruction-grade writes of inferred or generated memories the store refused"},
 }
 
 // Result is one judged proposal.
@@ -237,4 +237,8 @@ type Governance struct {
 	// review; HumanCorrections the corrections the reviewer wrote.
 	LessonCandidates int `json:"lesson_candidates"`
 	HumanCorrections int `json:"human_corrections"`
+	// CorrectionsRefused counts corrections whose lesson the write-back
+	// firewall refused (a secret detector must be installed; see
+	// store/firewall).
+	CorrectionsRefused int `json:"corrections_refused"`
 }

@@ -299,7 +299,7 @@ func (rv *reviewer) correct(ctx context.Context, i int, f Fixture, d *judge.Deci
 	}
 	id := fmt.Sprintf("dec_correction_%04d", i)
 	rv.labels[id] = f.Expected
-	_, err := rv.st.WriteDecision(ctx, store.Decision{
+	res, err := rv.st.WriteDecision(ctx, store.Decision{
 		Workspace: ws, Project: proj, Task: p.Binding.SessionID, ActionID: p.ActionID + ":correction",
 		DecisionID: id, IdempotencyKey: "correction:" + d.IdempotencyKey, Decision: store.Outcome(f.Expected),
 		ReasoningSummary: "human correction of a " + string(d.Outcome) + ": " + f.Reason, Confidence: "high",
@@ -311,6 +311,10 @@ func (rv *reviewer) correct(ctx context.Context, i int, f Fixture, d *judge.Deci
 		return fmt.Errorf("write human correction: %w", err)
 	}
 	rv.gov.HumanCorrections++
+	if len(res.Memories) == 0 {
+		// the write-back firewall refused the lesson (see Rejections)
+		rv.gov.CorrectionsRefused++
+	}
 	return nil
 }
 
@@ -347,8 +351,7 @@ func (rv *reviewer) work(ctx context.Context) error {
 			if m.Provenance.CreatedBy != "user" {
 				rv.gov.LessonCandidates++
 			}
-			if (m.Provenance.Status == store.Generated || m.Provenance.Status == store.Inferred) &&
-				it.Suggested == store.Instruction && m.UsePolicy != store.Instruction {
+			if m.Provenance.CreatedBy != "user" && it.Suggested == store.Instruction && m.UsePolicy != store.Instruction {
 				rv.gov.InferredPreventedFromInstruction++
 			}
 		}
