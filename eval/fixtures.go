@@ -27,6 +27,9 @@ import (
 //go:embed testdata/proposals.jsonl testdata/incidents.jsonl testdata/recall.json
 var files embed.FS
 
+// Outcome is a judge outcome (allow, revise, escalate, block).
+type Outcome = judge.Outcome
+
 // Outcomes the labels use, strictest last.
 const (
 	Allow    = judge.Allow

@@ -74,6 +74,8 @@ type Report struct {
 	Governance    Governance     `json:"governance"`
 	Experiment    Experiment     `json:"experiment"`
 	Disagreements []Disagreement `json:"disagreements"`
+	// RecallQueries are what each recall fixture query returned.
+	RecallQueries []RecallResult `json:"recall_queries"`
 	Definitions   []Metric       `json:"definitions"`
 }
 
@@ -95,7 +97,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep := &Report{Fixtures: FixtureSummary{Total: len(fx), ByExpected: map[judge.Outcome]int{}}}
+	rep := &Report{Fixtures: FixtureSummary{Total: len(fx), ByExpected: map[judge.Outcome]int{}}, Disagreements: []Disagreement{}}
 	for _, f := range fx {
 		rep.Fixtures.ByExpected[f.Expected]++
 		if f.Source.Kind == "real" {
@@ -129,6 +131,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("run recall fixtures: %w", err)
 	}
 	rep.Recall = ComputeRecall(rres)
+	rep.RecallQueries = rres
 	rep.Recall.DecisionsWithSufficientEvidence = ComputeSufficientEvidence(on)
 	rep.Definitions = append(append(append([]Metric{}, JudgeDefinitions...), RecallDefinitions...), GovernanceDefinitions...)
 	return rep, nil
