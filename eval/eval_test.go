@@ -301,6 +301,9 @@ func TestExperimentMemoryHelps(t *testing.T) {
 	if x.Difference["false_allows"] != -2 {
 		t.Errorf("difference %v", x.Difference)
 	}
+	if x.DecidedByLesson != 2 || x.OnPoint != 2 || x.CorrectedOnPoint != 2 || x.LessonOf["attio-mcp-server__052"] != "attio-mcp-server__050" {
+		t.Errorf("lesson attribution: by lesson %d, on point %d, corrected on point %d, %v", x.DecidedByLesson, x.OnPoint, x.CorrectedOnPoint, x.LessonOf)
+	}
 }
 
 // The reviewer's three answers go through the store's review path, one
@@ -348,6 +351,12 @@ func TestLessonOverMatch(t *testing.T) {
 	}
 	if on[1].Got != Block || !slices.ContainsFunc(on[1].RuleIDs, func(id string) bool { return strings.HasPrefix(id, "memory:") }) {
 		t.Errorf("kubectl after an rm -rf lesson: %s %v", on[1].Got, on[1].RuleIDs)
+	}
+	if on[1].LessonFrom != "incident-rm-sibling" || on[1].LessonTool != "Bash rm" || on[1].Tool != "Bash kubectl" {
+		t.Errorf("attribution: lesson from %q (%q) for %q", on[1].LessonFrom, on[1].LessonTool, on[1].Tool)
+	}
+	if x := compare([]Result{{Expected: Escalate, Got: Escalate}, {Expected: Escalate, Got: Escalate}}, on); x.DecidedByLesson != 1 || x.OnPoint != 0 {
+		t.Errorf("off-point lesson counted: %+v", x)
 	}
 }
 

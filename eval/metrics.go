@@ -58,6 +58,13 @@ type Result struct {
 	Reason       string            `json:"reason"`
 	// RecallNeeded says the class policy asks for recall.
 	RecallNeeded bool `json:"recall_needed"`
+	// Tool is the call's subject: its tool, and for a shell call the
+	// program it runs first ("Bash git"). LessonFrom is the fixture whose decision
+	// left the confirmed lesson that decided this one (memory on), and
+	// LessonTool that fixture's tool.
+	Tool       string `json:"tool"`
+	LessonFrom string `json:"lesson_from,omitempty"`
+	LessonTool string `json:"lesson_tool,omitempty"`
 }
 
 // JudgeMetrics are the seed's judge metrics over one run.

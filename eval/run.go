@@ -56,6 +56,18 @@ type Experiment struct {
 	// memory on; Regressed the reverse.
 	Corrected []string `json:"corrected"`
 	Regressed []string `json:"regressed"`
+	// DecidedByLesson counts memory-on decisions a confirmed lesson
+	// decided; OnPoint those whose lesson came from a call with the same
+	// subject (tool, and for shell calls the program): the others are
+	// lessons recalled for an unrelated call.
+	// CorrectedOnPoint counts the corrected proposals whose lesson was on
+	// point.
+	DecidedByLesson  int `json:"decided_by_lesson"`
+	OnPoint          int `json:"lesson_on_point"`
+	CorrectedOnPoint int `json:"corrected_on_point"`
+	// LessonOf names, for each corrected or regressed proposal, the
+	// fixture whose lesson decided it.
+	LessonOf map[string]string `json:"lesson_of"`
 }
 
 // FixtureSummary describes the labelled set.
@@ -148,6 +160,15 @@ func compare(off, on []Result) Experiment {
 		"revision_rate":                     b.RevisionRate - a.RevisionRate,
 		"agreement":                         b.Agreement - a.Agreement,
 	}
+	x.LessonOf = map[string]string{}
+	for _, r := range on {
+		if r.LessonFrom != "" {
+			x.DecidedByLesson++
+			if r.LessonTool == r.Tool {
+				x.OnPoint++
+			}
+		}
+	}
 	for i := range off {
 		if i >= len(on) {
 			break
@@ -156,8 +177,16 @@ func compare(off, on []Result) Experiment {
 		switch {
 		case !okOff && okOn:
 			x.Corrected = append(x.Corrected, off[i].ID)
+			if on[i].LessonFrom != "" && on[i].LessonTool == on[i].Tool {
+				x.CorrectedOnPoint++
+			}
 		case okOff && !okOn:
 			x.Regressed = append(x.Regressed, off[i].ID)
+		default:
+			continue
+		}
+		if on[i].LessonFrom != "" {
+			x.LessonOf[on[i].ID] = on[i].LessonFrom
 		}
 	}
 	return x
@@ -223,7 +252,7 @@ func JudgeStream(ctx context.Context, dir string, fx []Fixture, memory bool) ([]
 		e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
 		e.Writer = ad
 	}
-	rv := &reviewer{st: st, labels: map[string]judge.Outcome{}, gov: &gov}
+	rv := &reviewer{st: st, labels: map[string]judge.Outcome{}, source: map[string]Result{}, gov: &gov}
 	classes := e.Policy().Judges.Classes
 	out := make([]Result, 0, len(fx))
 	for i, f := range fx {
@@ -234,16 +263,22 @@ func JudgeStream(ctx context.Context, dir string, fx []Fixture, memory bool) ([]
 		}
 		_, d := e.Decide(ctx, ev)
 		r := Result{ID: f.ID, Expected: f.Expected, Got: d.Outcome, Class: d.RiskClass, RuleIDs: d.RuleIDs,
-			MemoriesUsed: d.MemoriesUsed, Recall: d.Recall, Reason: d.Reason, RecallNeeded: classes[d.RiskClass].Recall}
-		out = append(out, r)
+			MemoriesUsed: d.MemoriesUsed, Recall: d.Recall, Reason: d.Reason, RecallNeeded: classes[d.RiskClass].Recall, Tool: subject(ev)}
 		if !memory {
+			out = append(out, r)
 			continue
 		}
+		if err := rv.lessonSource(ctx, &r); err != nil {
+			return nil, gov, fmt.Errorf("fixture %s: %w", f.ID, err)
+		}
+		out = append(out, r)
 		if d.IdempotencyKey != "" {
-			rv.labels[judgeDecisionID(d.IdempotencyKey)] = f.Expected
+			id := judgeDecisionID(d.IdempotencyKey)
+			rv.labels[id] = f.Expected
+			rv.source[id] = r
 		}
 		if rank(d.Outcome) < rank(f.Expected) && d.Proposal != nil {
-			if err := rv.correct(ctx, i, f, d); err != nil {
+			if err := rv.correct(ctx, i, f, ev, d); err != nil {
 				return nil, gov, fmt.Errorf("fixture %s: %w", f.ID, err)
 			}
 		}
@@ -282,15 +317,17 @@ func judgeDecisionID(key string) string {
 
 type reviewer struct {
 	st *sqlstore.Store
-	// labels maps a store decision id to the label of its proposal.
+	// labels maps a store decision id to the label of its proposal, and
+	// source to the proposal's result.
 	labels map[string]judge.Outcome
+	source map[string]Result
 	seen   map[string]bool
 	gov    *Governance
 }
 
 // correct writes a human correction for a decision less strict than the
 // label: a decision by a human judge whose lesson asks for the label.
-func (rv *reviewer) correct(ctx context.Context, i int, f Fixture, d *judge.Decision) error {
+func (rv *reviewer) correct(ctx context.Context, i int, f Fixture, ev *hooks.Event, d *judge.Decision) error {
 	p := d.Proposal
 	ws := p.WorkspaceID
 	if ws == "" {
@@ -302,6 +339,7 @@ func (rv *reviewer) correct(ctx context.Context, i int, f Fixture, d *judge.Deci
 	}
 	id := fmt.Sprintf("dec_correction_%04d", i)
 	rv.labels[id] = f.Expected
+	rv.source[id] = Result{ID: f.ID, Tool: subject(ev)}
 	res, err := rv.st.WriteDecision(ctx, store.Decision{
 		Workspace: ws, Project: proj, Task: p.Binding.SessionID, ActionID: p.ActionID + ":correction",
 		DecisionID: id, IdempotencyKey: "correction:" + d.IdempotencyKey, Decision: store.Outcome(f.Expected),
@@ -319,6 +357,38 @@ func (rv *reviewer) correct(ctx context.Context, i int, f Fixture, d *judge.Deci
 		rv.gov.CorrectionsRefused++
 	}
 	return nil
+}
+
+// lessonSource fills r.LessonFrom and r.LessonTool from the confirmed
+// lesson that decided r: the last "memory:" rule id, the one that raised
+// the outcome last.
+func (rv *reviewer) lessonSource(ctx context.Context, r *Result) error {
+	for i := len(r.RuleIDs) - 1; i >= 0; i-- {
+		mid, ok := strings.CutPrefix(r.RuleIDs[i], "memory:")
+		if !ok {
+			continue
+		}
+		m, err := rv.st.GetMemory(ctx, mid)
+		if err != nil {
+			return fmt.Errorf("read lesson %s: %w", mid, err)
+		}
+		if src, ok := rv.source[m.DecisionID]; ok {
+			r.LessonFrom, r.LessonTool = src.ID, src.Tool
+		}
+		return nil
+	}
+	return nil
+}
+
+// subject is what a lesson is about: the tool, and for a shell call the
+// program it runs first ("Bash git", "Bash kubectl").
+func subject(ev *hooks.Event) string {
+	if cmd, ok := hooks.ShellCommandOf(ev.ToolInput); ok {
+		if f := strings.Fields(cmd); len(f) > 0 {
+			return ev.ToolName + " " + f[0]
+		}
+	}
+	return ev.ToolName
 }
 
 // LessonText words a lesson the way the engine words its own candidates.

@@ -141,8 +141,19 @@ func printEval(w io.Writer, r *eval.Report) {
 	cmp("escalation_rate", off.EscalationRate, on.EscalationRate, true)
 	cmp("revision_rate", off.RevisionRate, on.RevisionRate, true)
 	cmp("agreement", off.Agreement, on.Agreement, true)
-	fmt.Fprintf(w, "  corrected by memory (%d): %s\n", len(x.Corrected), orNone(x.Corrected))
-	fmt.Fprintf(w, "  regressed with memory (%d): %s\n", len(x.Regressed), orNone(x.Regressed))
+	fmt.Fprintf(w, "  decisions a confirmed lesson decided: %d, of which %d by a lesson from a call of the same tool and program\n", x.DecidedByLesson, x.OnPoint)
+	withLesson := func(ids []string) string {
+		var out []string
+		for _, id := range ids {
+			if src := x.LessonOf[id]; src != "" {
+				id += " (lesson from " + src + ")"
+			}
+			out = append(out, id)
+		}
+		return orNone(out)
+	}
+	fmt.Fprintf(w, "  corrected by memory (%d, %d by a same-tool-and-program lesson): %s\n", len(x.Corrected), x.CorrectedOnPoint, withLesson(x.Corrected))
+	fmt.Fprintf(w, "  regressed with memory (%d): %s\n", len(x.Regressed), withLesson(x.Regressed))
 	fmt.Fprintf(w, "\ndisagreements with the labels (memory off): %d\n", len(r.Disagreements))
 	for _, d := range r.Disagreements {
 		fmt.Fprintf(w, "  %s: label %s, judged %s\n      label: %s\n      judge: %s\n", d.ID, d.Expected, d.Got, clip(d.LabelReason, 200), clip(d.JudgeReason, 200))
