@@ -39,7 +39,8 @@ created there (default: a temporary directory, removed afterwards).
 
 Flags:
   --json      print the report as JSON (metric names in snake_case)
-  --dir DIR   keep the run's state roots and stores in DIR
+  --dir DIR   keep the run's state roots and stores in DIR (new or
+              empty: a reused store would remember an earlier run)
 
 Exit codes: 0 evaluated, 1 the evaluation could not run, 2 usage error.
 `
@@ -66,8 +67,13 @@ func runEval(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		}
 		defer os.RemoveAll(tmp)
 		d = tmp
-	} else if err := os.MkdirAll(d, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", d, err)
+	} else {
+		if ents, err := os.ReadDir(d); err == nil && len(ents) > 0 {
+			return usageError(fmt.Sprintf("--dir %s is not empty", d), "give a new directory: a store left by an earlier run would remember its lessons")
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
 	}
 	rep, err := eval.Run(ctx, eval.Options{Dir: d})
 	if err != nil {

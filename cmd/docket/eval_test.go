@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,6 +14,13 @@ func TestEvalUsage(t *testing.T) {
 	}
 	if _, _, code := docket(t, "eval", "--bogus"); code != 2 {
 		t.Errorf("eval --bogus: exit %d", code)
+	}
+	used := t.TempDir()
+	if err := os.WriteFile(filepath.Join(used, "store.db"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := docket(t, "eval", "--dir", used); code != 2 || !strings.Contains(stderr, "not empty") {
+		t.Errorf("eval into a used dir: exit %d %q", code, stderr)
 	}
 }
 
