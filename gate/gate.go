@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
@@ -70,6 +71,7 @@ type Result struct {
 // Stop decides one Stop or SubagentStop event. It never returns an error:
 // every failure becomes a block whose reason says what is wrong.
 func (g *Gate) Stop(ev *hooks.Event) *Result {
+	start := time.Now()
 	r := &Result{}
 	block := func(outcome Outcome, reason, sys string) *Result {
 		r.Outcome = outcome
@@ -131,6 +133,8 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 			"consecutive_blocks": blocks,
 			"lexicon_version":    g.LexiconVersion,
 			"binding_version":    g.BindingVersion,
+			// the time the gate took so far, for `docket report metrics`
+			"duration_us": time.Since(start).Microseconds(),
 		}
 		if decision == "block" {
 			b["blocked_length"] = len(msg.final)
