@@ -9,6 +9,10 @@ import (
 	"strings"
 )
 
+// OpenClawRevision starts the user message OpenClaw sends when a
+// before_agent_finalize hook asks for a revision.
+const OpenClawRevision = "Before accepting the previous final answer, apply this revision request"
+
 // StartOpenClaw serves script on 127.0.0.1 for OpenClaw with a custom
 // provider of api "openai-responses": the Responses API as OpenClaw's
 // tools take it (exec {command}, read {path}, write {path, content}).
@@ -64,6 +68,16 @@ func (s *Server) openclawResponses(w http.ResponseWriter, req *http.Request) {
 			last = i
 			for _, t := range jsonStrings(it.Content) {
 				if s.isScripted(t) {
+					n++
+					break
+				}
+			}
+		case it.Role == "user":
+			// A before_agent_finalize revision sends the instruction in a
+			// new user message and leaves the final answer it revises out
+			// of the history: that answer was a turn.
+			for _, t := range jsonStrings(it.Content) {
+				if strings.Contains(t, OpenClawRevision) {
 					n++
 					break
 				}

@@ -275,9 +275,9 @@ func (w *world) runOpenClaw(name, workspace, message string, script []modelserve
 	os.WriteFile(cfgPath, b, 0o600)
 
 	hookLog := filepath.Join(ochome, "hooks.jsonl")
-	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 480*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, oc, "agent", "--local", "--agent", "main", "-m", message, "--json", "--timeout", "180")
+	cmd := exec.CommandContext(ctx, oc, "agent", "--local", "--agent", "main", "-m", message, "--json", "--timeout", "420")
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), "OPENCLAW_HOME="+ochome, "OPENCLAW_CONFIG_PATH="+cfgPath, "HOME="+ochome,
 		"TMPDIR="+filepath.Join(ochome, "tmp"), "DOCKET_OPENCLAW_HOOK_LOG="+hookLog,
