@@ -305,8 +305,7 @@ func (w *world) runOpenClaw(name, workspace, message string, script []modelserve
 	}
 	if os.Getenv("DOCKET_OPENCLAW_DEMO") != "" {
 		for _, h := range r.hooks {
-			b, _ := json.Marshal(h)
-			w.t.Logf("hook: %s", b)
+			w.t.Log(describe(h))
 		}
 	}
 	return r
@@ -369,4 +368,35 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// describe is one hook log line for a person watching the demo.
+func describe(h map[string]any) string {
+	s := fmt.Sprintf("%-22v", h["hook"])
+	if t, ok := h["tool"]; ok {
+		s += fmt.Sprintf(" %v", t)
+	}
+	if p, ok := h["params"].(map[string]any); ok {
+		if c, ok := p["command"]; ok {
+			s += fmt.Sprintf(" `%v`", c)
+		} else if c, ok := p["path"]; ok {
+			s += fmt.Sprintf(" %v", c)
+		}
+	}
+	if d, ok := h["decision"]; ok {
+		s += fmt.Sprintf(" → %v", d)
+	}
+	if ids := memoryIDs(h); len(ids) > 0 {
+		s += fmt.Sprintf(" (recalled %s)", strings.Join(ids, ", "))
+	}
+	if rc, ok := h["recalled"].([]any); ok {
+		s += fmt.Sprintf(" recalled %d memories", len(rc))
+	}
+	if k, ok := h["kind"]; ok {
+		s += fmt.Sprintf(" ledger %v #%v", k, h["seq"])
+	}
+	if r, ok := h["reason"].(string); ok {
+		s += "\n      " + strings.ReplaceAll(tail(r, 600), "\n", "\n      ")
+	}
+	return s
 }
