@@ -396,7 +396,10 @@ func describe(h map[string]any) string {
 		s += fmt.Sprintf(" ledger %v #%v", k, h["seq"])
 	}
 	if r, ok := h["reason"].(string); ok {
-		s += "\n      " + strings.ReplaceAll(tail(r, 600), "\n", "\n      ")
+		if len(r) > 600 {
+			r = r[:600] + " …"
+		}
+		s += "\n      " + strings.ReplaceAll(r, "\n", "\n      ")
 	}
 	return s
 }
