@@ -34,7 +34,10 @@ type OpenClawOptions struct {
 	ConfigPath string // openclaw.json
 	PluginDir  string // absolute directory holding the plugin's files
 	ServerURL  string // docket serve's URL
-	Token      string // a runtime token; "" keeps the one the config has
+	// TokenFile, when set, is written as the plugin's tokenFile and any
+	// inline token is taken out; else Token ("" keeps the one there).
+	TokenFile string
+	Token     string
 }
 
 // OpenClawConfigPath is the config file OpenClaw reads:
@@ -78,23 +81,33 @@ func WriteOpenClawPlugin(dir string) (bool, error) {
 	return wrote, nil
 }
 
+// OpenClawTokenFile is where install keeps the plugin's token: among
+// docket's keys, which the judge keeps from every tool call.
+func OpenClawTokenFile(h home.Home) string { return filepath.Join(h.KeysDir(), "openclaw.token") }
+
 // OpenClawToken returns the docket token the config at path gives the
-// plugin ("" when none).
+// plugin, inline or through its tokenFile ("" when none).
 func OpenClawToken(path string) string {
-	b, err := os.ReadFile(path)
+	w, err := ReadOpenClawWiring(path)
 	if err != nil {
 		return ""
 	}
-	doc, err := parseDocument(b)
-	if err != nil {
-		return ""
+	return w.Token
+}
+
+// WriteOpenClawToken writes token to path (0600), replacing what is
+// there only when it differs.
+func WriteOpenClawToken(path, token string) error {
+	if cur, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(cur)) == token {
+		return nil
 	}
-	e := objPath(doc, "plugins", "entries", OpenClawPluginID, "config")
-	if e == nil {
-		return ""
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create token directory: %w", err)
 	}
-	s, _ := getString(e, "token")
-	return s
+	if err := home.WriteFileAtomic(path, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write token file: %w", err)
+	}
+	return nil
 }
 
 // PlanOpenClaw computes the edit of OpenClaw's config: wire (install)
@@ -219,7 +232,10 @@ func editOpenClaw(doc *object, o OpenClawOptions, install bool, c *Change) error
 		return err
 	}
 	cfg.set("serverUrl", o.ServerURL)
-	if o.Token != "" {
+	if o.TokenFile != "" {
+		cfg.set("tokenFile", o.TokenFile)
+		cfg.del("token")
+	} else if o.Token != "" {
 		cfg.set("token", o.Token)
 	}
 	c.Added++
@@ -304,7 +320,8 @@ type OpenClawWiring struct {
 	Loaded      bool   // a plugins.load.paths entry holds the plugin
 	PluginDir   string // that entry
 	ServerURL   string
-	Token       string
+	Token       string // inline, or read from TokenFile
+	TokenFile   string
 	AllowListed bool // no plugins.allow, or it names docket
 }
 
@@ -354,6 +371,12 @@ func ReadOpenClawWiring(path string) (OpenClawWiring, error) {
 	if c := objPath(e, "config"); c != nil {
 		w.ServerURL, _ = getString(c, "serverUrl")
 		w.Token, _ = getString(c, "token")
+		if f, _ := getString(c, "tokenFile"); f != "" && w.Token == "" {
+			w.TokenFile = f
+			if b, err := os.ReadFile(f); err == nil {
+				w.Token = strings.TrimSpace(string(b))
+			}
+		}
 	}
 	return w, nil
 }
@@ -397,11 +420,16 @@ func checkOpenClaw(env *Env) []Result {
 		out = append(out, fail("allowConversationAccess is off: OpenClaw runs no claim gate (before_agent_finalize) for docket", fix))
 	}
 	if w.Token == "" {
-		out = append(out, fail("no docket token in the plugin's config: every tool call is blocked", fix+" (it creates a runtime token)"))
+		out = append(out, fail("no docket token in the plugin's config (or its tokenFile "+w.TokenFile+" is unreadable): every tool call is blocked", fix+" (it creates a runtime token)"))
 	} else if p, err := server.OpenTokens(env.Home).Authenticate(w.Token); err != nil {
 		out = append(out, fail("the plugin's token is not a live token of this state root ("+err.Error()+"): every tool call is blocked", fix+" --token NEW (docket token create --role runtime)"))
 	} else if !p.Role.Allows(server.RoleRuntime) {
 		out = append(out, fail("the plugin's token has role "+string(p.Role), fix))
+	}
+	if w.TokenFile == "" && w.Token != "" {
+		out = append(out, warn("the plugin's token is inline in "+path+", which the agent's tools may read", fix+" (it moves the token to "+OpenClawTokenFile(env.Home)+")"))
+	} else if st, err := os.Stat(w.TokenFile); err == nil && st.Mode().Perm()&0o077 != 0 {
+		out = append(out, warn("the token file "+w.TokenFile+" is readable by others", "chmod 600 "+w.TokenFile))
 	}
 	if w.ServerURL == "" {
 		out = append(out, fail("no serverUrl in the plugin's config", fix))

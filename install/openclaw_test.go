@@ -105,6 +105,21 @@ func TestPlanOpenClaw(t *testing.T) {
 			if paths := doc["plugins"].(map[string]any)["load"].(map[string]any)["paths"].([]any); strings.Count(string(after), plugin) != 1 || len(paths) == 0 {
 				t.Errorf("load paths %v", paths)
 			}
+			// a token file replaces the inline token
+			tf := filepath.Join(t.TempDir(), "openclaw.token")
+			WriteOpenClawToken(tf, "dkt_file")
+			o3 := o
+			o3.TokenFile = tf
+			planApply(t, o3, true)
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), "dkt_new") || strings.Contains(string(b), "dkt_file") {
+				t.Fatalf("a token is inline in the config:\n%s", b)
+			}
+			if w, _ = ReadOpenClawWiring(path); w.Token != "dkt_file" || w.TokenFile != tf {
+				t.Fatalf("token file wiring %+v", w)
+			}
+			if st, _ := os.Stat(tf); st.Mode().Perm() != 0o600 {
+				t.Fatalf("token file mode %v", st.Mode().Perm())
+			}
 			planApply(t, o, false)
 			w, _ = ReadOpenClawWiring(path)
 			if w.Wired || w.Loaded {
@@ -199,7 +214,11 @@ func TestDoctorOpenClaw(t *testing.T) {
 	if s, d := status(); s != Skip {
 		t.Fatalf("no config: %s %s", s, d)
 	}
-	o := OpenClawOptions{ConfigPath: cfg, PluginDir: plugin, ServerURL: srv.URL, Token: live}
+	tokenFile := OpenClawTokenFile(h)
+	if err := WriteOpenClawToken(tokenFile, live); err != nil {
+		t.Fatal(err)
+	}
+	o := OpenClawOptions{ConfigPath: cfg, PluginDir: plugin, ServerURL: srv.URL, TokenFile: tokenFile}
 	planApply(t, o, true)
 	if s, d := status(); s != OK {
 		t.Fatalf("wired: %s %s", s, d)
@@ -210,8 +229,19 @@ func TestDoctorOpenClaw(t *testing.T) {
 		want   Status
 		detail string
 	}{
-		{"revoked token", func() { o.Token = revoked; planApply(t, o, true) }, Fail, "not a live token"},
-		{"server down", func() { o.Token = live; o.ServerURL = "http://127.0.0.1:1"; planApply(t, o, true) }, Warn, "does not answer"},
+		{"revoked token", func() { WriteOpenClawToken(tokenFile, revoked) }, Fail, "not a live token"},
+		{"token file gone", func() { os.Remove(tokenFile) }, Fail, "unreadable"},
+		{"token inline in the config", func() {
+			o2 := o
+			o2.TokenFile, o2.Token = "", live
+			planApply(t, o2, true)
+		}, Warn, "inline"},
+		{"token file readable by others", func() {
+			WriteOpenClawToken(tokenFile, live)
+			planApply(t, o, true)
+			os.Chmod(tokenFile, 0o644)
+		}, Warn, "readable by others"},
+		{"server down", func() { os.Chmod(tokenFile, 0o600); o.ServerURL = "http://127.0.0.1:1"; planApply(t, o, true) }, Warn, "does not answer"},
 		{"access off", func() {
 			o.ServerURL = srv.URL
 			planApply(t, o, true)

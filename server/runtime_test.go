@@ -155,20 +155,27 @@ func TestGateCheckRoute(t *testing.T) {
 // comment does not get it, and a tool it calls a shell is read as one.
 func TestEvaluateOpenClawTools(t *testing.T) {
 	e := newEnv(t)
-	tests := []struct {
-		tool, kind, cmd string
+	type ocCase struct {
+		tool, kind, cmd string // cmd "path:P" is a read of P
 		want            string // decision
 		notClass        string
-	}{
+	}
+	tests := []ocCase{
 		{"exec", "shell", "gh pr merge 42 --squash", "escalate", "read_only"},
 		{"exec", "function_tool", "gh pr merge 42 --squash", "escalate", "read_only"},
 		{"run_command", "shell", "gh pr merge 42 --squash", "escalate", "read_only"},
 		{"exec", "shell", "gh pr comment 42 --body LGTM", "", "read_only"},
 		{"exec", "shell", "ls -la", "allow", ""},
 	}
+	// the plugin's token file sits among docket's keys: no OpenClaw tool may read it
+	tokenFile := e.h.KeysDir() + "/openclaw.token"
+	tests = append(tests, ocCase{"exec", "shell", "cat " + tokenFile, "block", ""}, ocCase{"read", "file", "path:" + tokenFile, "block", ""})
 	for i, tt := range tests {
 		t.Run(fmt.Sprintf("%s %s %s", tt.tool, tt.kind, tt.cmd), func(t *testing.T) {
 			input, _ := json.Marshal(map[string]string{"command": tt.cmd})
+			if p, ok := strings.CutPrefix(tt.cmd, "path:"); ok {
+				input, _ = json.Marshal(map[string]string{"path": p})
+			}
 			body := proposalBody(fmt.Sprintf("oc-%d", i), tt.tool, "read_only", "oc-flow", input)
 			body = strings.Replace(body, `"kind":"api"`, `"kind":"`+tt.kind+`"`, 1)
 			r := e.must(201, "POST", "/v1/judge/evaluate", RoleRuntime, body)

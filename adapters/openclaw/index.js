@@ -11,7 +11,7 @@
 // unless it is a read-only tool and failOpenReadOnly is set.
 
 import { createHash } from "node:crypto";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 
 export const PLUGIN_ID = "docket";
 const PROPOSAL_SCHEMA = "openbrain.judge.action_proposal.v1";
@@ -59,11 +59,22 @@ function riskOf(tool, readOnly) {
   return "read_only";
 }
 
+// readToken reads a token file (docket install writes one under the
+// state root's keys, where docket's judge denies every tool read); "" when
+// it cannot be read, which blocks every call.
+function readToken(path) {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
 export function resolveConfig(pluginConfig = {}, env = process.env) {
   const c = { ...pluginConfig };
   return {
     serverUrl: String(c.serverUrl || env.DOCKET_URL || "http://127.0.0.1:7420").replace(/\/+$/, ""),
-    token: c.token || env.DOCKET_TOKEN || "",
+    token: c.token || (c.tokenFile ? readToken(c.tokenFile) : "") || env.DOCKET_TOKEN || "",
     workspace: c.workspace || "openclaw",
     project: c.project || null,
     timeoutMs: Number.isInteger(c.timeoutMs) ? c.timeoutMs : 8000,

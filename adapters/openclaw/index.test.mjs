@@ -182,3 +182,14 @@ test("session ids are valid ledger ids and keep distinct keys apart", () => {
   assert.equal(sessionOf({ sessionKey: "plain-key" }), "oc-plain-key");
   assert.equal(sessionOf({}, { runId: "r1" }), "oc-r1");
 });
+
+test("the token is read from tokenFile; an unreadable file leaves none", async () => {
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const dir = mkdtempSync(join(tmpdir(), "docket-oc-"));
+  writeFileSync(join(dir, "t"), "dkt_from_file\n");
+  assert.equal(resolveConfig({ tokenFile: join(dir, "t") }, {}).token, "dkt_from_file");
+  assert.equal(resolveConfig({ tokenFile: join(dir, "missing") }, {}).token, "");
+  assert.equal(resolveConfig({ token: "inline", tokenFile: join(dir, "t") }, {}).token, "inline");
+});

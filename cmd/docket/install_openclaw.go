@@ -90,14 +90,18 @@ func installOpenClaw(fs *flag.FlagSet, f *wiringFlags, stdout, stderr io.Writer)
 			token = "dkt_(a new runtime token)"
 		}
 	}
+	tokenFile := install.OpenClawTokenFile(h)
 	if !f.dryRun {
+		if err := install.WriteOpenClawToken(tokenFile, token); err != nil {
+			return err
+		}
 		if wrote, err := install.WriteOpenClawPlugin(dir); err != nil {
 			return err
 		} else if wrote {
 			fmt.Fprintf(stdout, "wrote docket's OpenClaw plugin to %s\n", dir)
 		}
 	}
-	c, err := install.PlanOpenClaw(install.OpenClawOptions{ConfigPath: path, PluginDir: dir, ServerURL: url, Token: token}, true)
+	c, err := install.PlanOpenClaw(install.OpenClawOptions{ConfigPath: path, PluginDir: dir, ServerURL: url, TokenFile: tokenFile}, true)
 	if err != nil {
 		return err
 	}
@@ -106,7 +110,7 @@ func installOpenClaw(fs *flag.FlagSet, f *wiringFlags, stdout, stderr io.Writer)
 		return err
 	}
 	if created {
-		fmt.Fprintln(stderr, "docket: note: created a runtime token for OpenClaw; it is kept only in "+path+" (revoke it with 'docket token revoke')")
+		fmt.Fprintln(stderr, "docket: note: created a runtime token for OpenClaw; it is kept only in "+tokenFile+" (revoke it with 'docket token revoke')")
 	}
 	if !f.dryRun {
 		fmt.Fprintln(stderr, "docket: note: OpenClaw loads plugins in 'openclaw agent --local' and the Gateway, not in 'openclaw agent exec'; 'docket serve' must be running")
@@ -146,9 +150,19 @@ func uninstallOpenClaw(fs *flag.FlagSet, f *wiringFlags, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
+	w, _ := install.ReadOpenClawWiring(path)
 	c, err := install.PlanOpenClaw(install.OpenClawOptions{ConfigPath: path}, false)
 	if err != nil {
 		return err
 	}
-	return applyChange(c, f.dryRun, stdout, fmt.Sprintf("removed docket's plugin from %s", path), fmt.Sprintf("docket's plugin is not wired in %s", path))
+	if err := applyChange(c, f.dryRun, stdout, fmt.Sprintf("removed docket's plugin from %s", path), fmt.Sprintf("docket's plugin is not wired in %s", path)); err != nil {
+		return err
+	}
+	// the token file install wrote goes too; the token stays until revoked
+	if h, err := home.Resolve(); err == nil && !f.dryRun && w.TokenFile == install.OpenClawTokenFile(h) {
+		if err := os.Remove(w.TokenFile); err == nil {
+			fmt.Fprintf(stdout, "removed %s (the token itself stays valid until 'docket token revoke')\n", w.TokenFile)
+		}
+	}
+	return nil
 }

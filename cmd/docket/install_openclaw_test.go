@@ -33,9 +33,12 @@ func TestInstallOpenClawCommand(t *testing.T) {
 	if err != nil || !w.Wired || !w.Loaded || !strings.HasPrefix(w.Token, "dkt_") || w.ServerURL != "http://127.0.0.1:7431" {
 		t.Fatalf("wiring %+v %v", w, err)
 	}
-	st, _ := os.Stat(cfg)
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("config mode %v: it holds a token", st.Mode().Perm())
+	// the token is not in the config, where the agent's tools may read it
+	if b, _ := os.ReadFile(cfg); strings.Contains(string(b), w.Token) || w.TokenFile == "" {
+		t.Fatalf("token inline in the config:\n%s", b)
+	}
+	if st, err := os.Stat(w.TokenFile); err != nil || st.Mode().Perm() != 0o600 || !strings.HasSuffix(w.TokenFile, "/keys/openclaw.token") {
+		t.Fatalf("token file %s: %v %v", w.TokenFile, st, err)
 	}
 	// again: the live token is kept, no second token is made
 	code, out, errs = runCLI("install", "--runtime", "openclaw", "--server", "http://127.0.0.1:7431")
@@ -63,6 +66,9 @@ func TestInstallOpenClawCommand(t *testing.T) {
 	}
 	if w4, _ := install.ReadOpenClawWiring(cfg); w4.Wired || w4.Loaded {
 		t.Fatalf("after uninstall %+v", w4)
+	}
+	if _, err := os.Stat(w.TokenFile); err == nil {
+		t.Fatal("uninstall left the token file")
 	}
 	if code, out, _ = runCLI("uninstall", "--runtime", "openclaw"); code != 0 || !strings.Contains(out, "not wired") {
 		t.Fatalf("second uninstall: %d %s", code, out)
