@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 BINARIES  := docket docket-ledger docket-gate docket-judge docket-hook
 
-.PHONY: build test demo install bench fuzz clean
+.PHONY: build test demo demo-openclaw install bench fuzz clean
 
 build:
 	@mkdir -p bin
@@ -19,6 +19,10 @@ test:
 
 demo: build
 	@./demo/run.sh
+
+# The OpenClaw Code Review Memory example, narrated (installs OpenClaw from npm on first use).
+demo-openclaw:
+	@./examples/openclaw/demo.sh
 
 install: build
 	@mkdir -p $(PREFIX)/bin

@@ -46,6 +46,7 @@ func (k ToolKind) Writes() bool {
 //	             Delete, delete_file; edit_file, search_replace; Read,
 //	             read_file, list_dir; Grep, grep_search, file_search,
 //	             codebase_search; web_search
+//	OpenClaw     exec; write; edit, apply_patch; read, ls
 //
 // Every runtime's MCP tools are mcp__<server>__<tool>.
 var toolKinds = map[string]ToolKind{
@@ -71,6 +72,8 @@ var toolKinds = map[string]ToolKind{
 	"edit_file": KindFileEdit, "search_replace": KindFileEdit,
 	"list_dir": KindRead, "file_search": KindSearch, "codebase_search": KindSearch,
 	"web_search": KindFetch,
+	// OpenClaw (plugin hooks, not hook JSON: adapters/openclaw)
+	"exec": KindShell, "read": KindRead, "write": KindFileWrite, "ls": KindRead,
 }
 
 // KindOf maps a tool name, as any runtime sends it, onto a ToolKind.

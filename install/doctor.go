@@ -46,6 +46,9 @@ type Env struct {
 	Now        time.Time
 	// RecentWindow bounds the judge-availability check (default 7 days).
 	RecentWindow time.Duration
+	// Getenv reads the environment (default os.Getenv): OpenClaw's
+	// config is found through OPENCLAW_CONFIG_PATH and OPENCLAW_HOME.
+	Getenv func(string) string
 
 	ledgerRead bool
 	entries    map[string][]*ledger.Entry // verified ledgers, by session
@@ -66,6 +69,7 @@ var Checks = []Check{
 	{"state-root", checkSyncedFolder},
 	{"hooks", checkHooks},
 	{"codex-trust", checkCodexTrust},
+	{"openclaw", checkOpenClaw},
 	{"policies", checkPolicies},
 	{"toolchains", checkToolchains},
 	{"ledgers", checkLedgers},

@@ -180,6 +180,7 @@ func (s *Server) evaluate(r *request) (int, any, error) {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return 0, nil, err
 	}
+	p.Context.ToolKind = proposalToolKind(p)
 	t0 := time.Now()
 	ev := s.engine().Evaluate(r.Context(), p, input, session)
 	s.metrics.evaluate.Observe(time.Since(t0).Seconds())

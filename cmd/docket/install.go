@@ -18,6 +18,7 @@ import (
 )
 
 const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR] [--trust-project]
+       docket install --runtime openclaw [--config FILE] [--server URL] [--token T] [--plugin-dir DIR] [--dry-run]
 
 Merges docket's hook entries into the runtime's settings file:
 PreToolUse → docket-judge, PostToolUse and PostToolUseFailure →
@@ -47,6 +48,16 @@ the workspace-write sandbox (so 'docket validate' can record evidence
 there). What it cannot write without changing the user's own tables it
 prints, with the exact lines. uninstall removes the block.
 
+OpenClaw runs docket as a plugin that calls 'docket serve': --runtime
+openclaw writes the plugin into $DOCKET_HOME/openclaw-plugin (or
+--plugin-dir) and, into OpenClaw's config (--config, else
+$OPENCLAW_CONFIG_PATH, else $OPENCLAW_HOME/.openclaw/openclaw.json, else
+~/.openclaw/openclaw.json), its load path, its entry (enabled, with
+allowConversationAccess for the claim gate) and its config: serverUrl
+(--server, else the running server's, else http://127.0.0.1:7420) and
+token (--token, else the one already there, else a new runtime token
+named openclaw).
+
 Settings files:
   claude  ~/.claude/settings.json  .claude/settings.json  .claude/settings.local.json
   codex   ~/.codex/hooks.json ($CODEX_HOME)  .codex/hooks.json
@@ -65,12 +76,14 @@ func init() {
 type wiringFlags struct {
 	runtime, scope, bin  string
 	dryRun, trustProject bool
+	openclaw             openclawFlags
 }
 
 func (f *wiringFlags) register(fs *flag.FlagSet, withBin bool) {
 	fs.StringVar(&f.runtime, "runtime", "claude", "")
 	fs.StringVar(&f.scope, "scope", "project", "")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "")
+	f.openclaw.register(fs, withBin)
 	if withBin {
 		fs.StringVar(&f.bin, "bin", "", "")
 		fs.BoolVar(&f.trustProject, "trust-project", false, "")
@@ -120,6 +133,9 @@ func runInstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 			return nil
 		}
 		return exitCode(2, nil)
+	}
+	if f.runtime == "openclaw" {
+		return installOpenClaw(fs, &f, stdout, stderr)
 	}
 	o, err := f.options("install", fs)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 )
 
 const uninstallUsage = `usage: docket uninstall [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run]
+       docket uninstall --runtime openclaw [--config FILE] [--dry-run]
 
 Removes docket's hook entries from the runtime's settings file: every
 handler whose command runs docket-judge, docket-ledger or docket-gate,
@@ -43,6 +44,9 @@ func runUninstall(_ context.Context, args []string, _ io.Reader, stdout, stderr 
 			return nil
 		}
 		return exitCode(2, nil)
+	}
+	if f.runtime == "openclaw" {
+		return uninstallOpenClaw(fs, &f, stdout)
 	}
 	o, err := f.options("uninstall", fs)
 	if err != nil {
