@@ -1,0 +1,226 @@
+package trust
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/ledger"
+)
+
+func testStore(t *testing.T) (*Store, *ledger.Ledger) {
+	t.Helper()
+	h, err := home.At(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.Init(h); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Store{Home: h, Keys: l.Keys()}, l
+}
+
+func appendDecision(t *testing.T, l *ledger.Ledger, session, tool string, body map[string]any) {
+	t.Helper()
+	if _, err := l.Append(session, ledger.Record{Kind: ledger.KindJudgeDecision, Runtime: "claude", Event: "PreToolUse", Tool: tool, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	st, l := testStore(t)
+	p := DefaultPolicy()
+	for i := 0; i < 3; i++ {
+		appendDecision(t, l, "s1", "Bash", decision("escalate", "approval_granted", "reversible_write"))
+	}
+	now := time.Now()
+	s, err := st.Refresh(&p, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := s.Keys[KeyName("claude/main", ToolScope("Bash"))]; ks == nil || ks.Actions != 3 || ks.Score != 1 {
+		t.Fatalf("after the first refresh: %+v", ks)
+	}
+	// a second refresh reads only what was added
+	appendDecision(t, l, "s1", "Bash", decision("escalate", "approval_denied", "reversible_write"))
+	s, err = st.Refresh(&p, now.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := s.Keys[KeyName("claude/main", ToolScope("Bash"))]; ks.Actions != 4 || ks.Score >= 1 {
+		t.Fatalf("after the second refresh: %+v", ks)
+	}
+	// the summary the judge reads agrees
+	sm, err := LoadSummary(st.Home, st.Keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := sm.Level("claude/main", ToolScope("Bash"), now); !ok || k.Actions != 4 {
+		t.Errorf("summary: %+v %v", k, ok)
+	}
+}
+
+func TestRecordCriticalAtOnce(t *testing.T) {
+	st, _ := testStore(t)
+	p := DefaultPolicy()
+	p.MinActions, p.GraduationDays = 1, 1
+	now := time.Now()
+	if err := st.Record(&p, approvals(now.Add(-10*24*time.Hour), 5, "a"), now); err != nil {
+		t.Fatal(err)
+	}
+	sm, _ := LoadSummary(st.Home, st.Keys)
+	if k, _ := sm.Level(agent, ToolScope("Bash"), now); k.Level != 4 {
+		t.Fatalf("setup: level %d", k.Level)
+	}
+	crit := Signal{ID: "rt_1", Time: now, Agent: agent, Tool: "Read", Misaligned: true, High: true, Critical: true, Why: "critical: builtin:keys_read"}
+	if err := st.Record(&p, []Signal{crit}, now); err != nil {
+		t.Fatal(err)
+	}
+	sm, _ = LoadSummary(st.Home, st.Keys)
+	if k, _ := sm.Level(agent, ToolScope("Bash"), now); k.Level != 0 {
+		t.Errorf("after a critical violation: level %d, want 0", k.Level)
+	}
+	// the hold starts over: one level back a day later
+	if k, _ := sm.Level(agent, ToolScope("Bash"), now.Add(25*time.Hour)); k.Level != 1 {
+		t.Errorf("a day after: level %d, want 1", k.Level)
+	}
+}
+
+// An agent that edits the trust files to raise its level gets level 0.
+func TestForgedTrustFiles(t *testing.T) {
+	st, l := testStore(t)
+	p := DefaultPolicy()
+	p.MinActions, p.GraduationDays = 1, 0
+	appendDecision(t, l, "s1", "Bash", decision("escalate", "approval_denied", "reversible_write"))
+	now := time.Now()
+	if _, err := st.Refresh(&p, now); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(st.Home.Root, Dir)
+	levels := filepath.Join(dir, LevelsFile)
+	orig, _ := os.ReadFile(levels)
+
+	forge := func(b []byte) []byte {
+		var env envelope
+		_ = json.Unmarshal(b, &env)
+		env.Payload = bytes.ReplaceAll(env.Payload, []byte(`"level":0`), []byte(`"level":4`))
+		out, _ := json.Marshal(env)
+		return out
+	}
+	foreignKey := func(b []byte) []byte {
+		// sealed under another state root's key
+		other, _ := testStore(t)
+		var env envelope
+		_ = json.Unmarshal(b, &env)
+		var sm Summary
+		_ = json.Unmarshal(env.Payload, &sm)
+		for k, v := range sm.Keys {
+			v.Level = 4
+			sm.Keys[k] = v
+		}
+		out, _ := seal(other.Keys, levelsDomain, &sm)
+		return out
+	}
+	stateAsLevels := func([]byte) []byte {
+		// a valid state.json MAC does not pass as levels.json
+		b, _ := os.ReadFile(filepath.Join(dir, StateFile))
+		return b
+	}
+	tests := []struct {
+		name string
+		edit func([]byte) []byte
+	}{
+		{"level raised in place", forge},
+		{"sealed with another key", foreignKey},
+		{"state file copied over the summary", stateAsLevels},
+		{"torn", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"not JSON", func([]byte) []byte { return []byte("level 4\n") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(levels, tt.edit(orig), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			sm, err := LoadSummary(st.Home, st.Keys)
+			if !errors.Is(err, ErrForged) {
+				t.Errorf("err = %v, want ErrForged", err)
+			}
+			if k, _ := sm.Level("claude/main", ToolScope("Bash"), now); k.Level != 0 {
+				t.Errorf("forged summary gave level %d", k.Level)
+			}
+		})
+	}
+
+	// a forged state file is discarded and the state rebuilt from the
+	// ledger, which still holds the rejection
+	sb, _ := os.ReadFile(filepath.Join(dir, StateFile))
+	if err := os.WriteFile(filepath.Join(dir, StateFile), forge(sb), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load(); !errors.Is(err, ErrForged) {
+		t.Errorf("forged state loaded: %v", err)
+	}
+	s, err := st.Refresh(&p, now.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := s.Keys[KeyName("claude/main", ToolScope("Bash"))]
+	if ks == nil || ks.Level != 0 || ks.Actions != 1 || len(s.Warnings) == 0 {
+		t.Errorf("rebuilt state: %+v, warnings %v", ks, s.Warnings)
+	}
+}
+
+func TestLoadPolicy(t *testing.T) {
+	h, _ := home.At(t.TempDir())
+	_ = os.MkdirAll(h.PoliciesDir(), 0o700)
+	write := func(s string) {
+		if err := os.WriteFile(filepath.Join(h.PoliciesDir(), PolicyFile), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := LoadPolicy(h)
+	def := DefaultPolicy()
+	if err != nil || p.Mode != ModeObserve || p.Digest() != def.Digest() {
+		t.Fatalf("no file: %+v %v", p, err)
+	}
+	write("mode: enforce\nmin_actions: 50\nsample_rate: 0.5\n")
+	p, err = LoadPolicy(h)
+	if err != nil || p.Mode != ModeEnforce || p.MinActions != 50 || p.SampleRate != 0.5 || p.Thresholds[0] != 0.70 {
+		t.Fatalf("file: %+v %v", p, err)
+	}
+	for _, bad := range []string{"mode: lax\n", "thresholds: [0.9, 0.8, 0.95, 0.99]\n", "sample_rate: 2\n", "unknown_field: 1\n", "mode: [\n"} {
+		write(bad)
+		p, err := LoadPolicy(h)
+		if err == nil || p.Mode != ModeEnforce {
+			t.Errorf("%q: mode %s err %v, want enforce (fail closed) and an error", bad, p.Mode, err)
+		}
+	}
+}
+
+func TestMatchRule(t *testing.T) {
+	tests := []struct {
+		pat, s string
+		want   bool
+	}{
+		{"builtin:keys_read", "builtin:keys_read", true},
+		{"builtin:keys_read", "builtin:keys_readx", false},
+		{"*pii*", "directive:PRIVACY_NO_PII", true},
+		{"directive:*secret*", "directive:no_secrets_outbound", true},
+		{"directive:*secret*", "rule:secret", false},
+		{"*pii*", "rule:pipeline", false},
+	}
+	for _, tt := range tests {
+		if got := matchRule(tt.pat, tt.s); got != tt.want {
+			t.Errorf("matchRule(%q, %q) = %v", tt.pat, tt.s, got)
+		}
+	}
+}
