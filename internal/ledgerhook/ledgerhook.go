@@ -32,6 +32,11 @@ entry to $DOCKET_HOME/ledger/<session_id>.jsonl, storing the call's input,
 output, working directory and status as artifacts. With --socket PATH
 (or DOCKET_SOCKET) the docket daemon on PATH appends it (sealed mode).
 
+A UserPromptSubmit payload (Gemini BeforeAgent, Cursor beforeSubmitPrompt)
+appends a user_prompt entry: the prompt's digest, the prompt as an
+artifact, and the O-Tag of the chain it starts. It also brings the trust
+levels up to date (docket trust).
+
 Exit codes:
   0  recorded; nothing is printed
   2  not recorded; one line on stderr says why (the runtime shows it)
@@ -80,8 +85,8 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	if err != nil {
 		return err
 	}
-	if ev.Name != hooks.PostToolUse && ev.Name != hooks.PostToolUseFailure {
-		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure", ev.RawName)
+	if ev.Name != hooks.PostToolUse && ev.Name != hooks.PostToolUseFailure && ev.Name != hooks.UserPromptSubmit {
+		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure (and UserPromptSubmit)", ev.RawName)
 	}
 	// A Codex shell result carries no exit status; its rollout does.
 	hooks.ResolveExit(ev)
@@ -95,6 +100,9 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	l, err := ledger.Open(h)
 	if err != nil {
 		return err
+	}
+	if ev.Name == hooks.UserPromptSubmit {
+		return recordPrompt(h, l, ev, payload, o.Peer, stderr)
 	}
 	rec := record(ev, payload)
 	if o.Peer != nil {
