@@ -648,6 +648,9 @@ func (e *Engine) approve(ctx context.Context, d *Decision, ans *hooks.Answer, am
 				return
 			}
 			amended = res.Arguments
+			// the human modified the call: recorded (trust rates it neutral)
+			canon, _ := canonjson.Canonical(amended)
+			d.AmendedArgsHash = canonjson.SHA256(canon)
 		}
 		ans.Decision, ans.Reason, ans.UpdatedInput = hooks.Allow, "docket: approved by "+nonEmpty(res.By, "a human")+" ("+d.Reason+")", amended
 		d.EnforcementAction = EnforceApprovalGranted

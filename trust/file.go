@@ -24,11 +24,11 @@ import (
 const (
 	Dir        = "trust"
 	StateFile  = "state.json"
-	LevelsFile = "levels.json"
+	LevelsFile = "levels"
 	lockFile   = "lock"
 	// MAC domains: a MAC of one file is never valid for the other.
 	stateDomain  = "docket-trust-state-v1"
-	levelsDomain = "docket-trust-levels-v1"
+	levelsDomain = "docket-trust-levels-v1" // levels, see summary.go
 	// maxFile bounds what a reader reads of either file.
 	maxFile = 64 << 20
 )
@@ -150,11 +150,7 @@ func (st *Store) save(p *Policy, s *State) error {
 	if err := writeFile(filepath.Join(dirOf(st.Home), StateFile), b); err != nil {
 		return err
 	}
-	b, err = seal(st.Keys, levelsDomain, s.Summary(p))
-	if err != nil {
-		return err
-	}
-	return writeFile(filepath.Join(dirOf(st.Home), LevelsFile), b)
+	return writeFile(filepath.Join(dirOf(st.Home), LevelsFile), s.Summary(p).encode(st.Keys))
 }
 
 // Refresh reads what the ledgers gained since the last refresh, applies
@@ -242,71 +238,6 @@ func listSessions(h home.Home) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// Summary is what the judge reads on every call: each key's level,
-// score and hold, as of Clock.
-type Summary struct {
-	Clock time.Time             `json:"clock"`
-	Keys  map[string]SummaryKey `json:"keys"`
-	Hold  int                   `json:"graduation_days"`
-	Min   int                   `json:"min_actions"`
-	Thr   [4]float64            `json:"thresholds"`
-}
-
-// SummaryKey is one key of the summary.
-type SummaryKey struct {
-	Level     int       `json:"level"`
-	Score     float64   `json:"score"`
-	Actions   int       `json:"actions"`
-	HeldSince time.Time `json:"held_since"`
-	LastHigh  time.Time `json:"last_high"`
-}
-
-// Summary returns the state's summary under p.
-func (s *State) Summary(p *Policy) *Summary {
-	out := &Summary{Clock: s.Clock, Keys: map[string]SummaryKey{}, Hold: p.GraduationDays, Min: p.MinActions, Thr: p.Thresholds}
-	for k, ks := range s.Keys {
-		out.Keys[k] = SummaryKey{Level: ks.Level, Score: ks.Score, Actions: ks.Actions, HeldSince: ks.HeldSince, LastHigh: ks.LastHigh}
-	}
-	return out
-}
-
-// LoadSummary reads levels.json. A missing file is an empty summary;
-// a forged or torn one is an empty summary and ErrForged (every key at
-// level 0).
-func LoadSummary(h home.Home, keys *ledger.Keys) (*Summary, error) {
-	var sm Summary
-	err := open(keys, levelsDomain, filepath.Join(dirOf(h), LevelsFile), &sm)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &Summary{Keys: map[string]SummaryKey{}}, nil
-	}
-	if err != nil {
-		return &Summary{Keys: map[string]SummaryKey{}}, err
-	}
-	if sm.Keys == nil {
-		sm.Keys = map[string]SummaryKey{}
-	}
-	return &sm, nil
-}
-
-// Level is the level the summary gives (agent, scope) at now, evaluated
-// lazily: a key whose score held the next threshold long enough since
-// the summary was written (with enough actions and no high-priority
-// misalignment in the hold) is read one level higher per hold. An
-// unknown key is at level 0.
-func (sm *Summary) Level(agent, scope string, now time.Time) (SummaryKey, bool) {
-	k, ok := sm.Keys[KeyName(agent, scope)]
-	if !ok {
-		return SummaryKey{}, false
-	}
-	hold := time.Duration(sm.Hold) * 24 * time.Hour
-	held := k.HeldSince
-	for !held.IsZero() && k.Level < MaxLevel && k.Actions >= sm.Min && k.Score >= sm.Thr[k.Level] && !held.Add(hold).After(now) {
-		k.Level++
-		held = held.Add(hold)
-	}
-	return k, true
 }
 
 func itoa(n int) string     { return strconv.Itoa(n) }

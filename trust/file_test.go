@@ -2,10 +2,10 @@ package trust
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,30 +110,35 @@ func TestForgedTrustFiles(t *testing.T) {
 	orig, _ := os.ReadFile(levels)
 
 	forge := func(b []byte) []byte {
-		var env envelope
-		_ = json.Unmarshal(b, &env)
-		env.Payload = bytes.ReplaceAll(env.Payload, []byte(`"level":0`), []byte(`"level":4`))
-		out, _ := json.Marshal(env)
-		return out
+		// every key line's level raised to 4, the MAC line kept
+		var out []string
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if f := strings.Fields(l); len(f) == 7 && f[0] == "key" {
+				f[3] = "4"
+				l = strings.Join(f, " ") + "\n"
+			}
+			out = append(out, l)
+		}
+		return []byte(strings.Join(out, ""))
 	}
 	foreignKey := func(b []byte) []byte {
-		// sealed under another state root's key
+		// the same levels raised, MAC'd under another state root's key
 		other, _ := testStore(t)
-		var env envelope
-		_ = json.Unmarshal(b, &env)
-		var sm Summary
-		_ = json.Unmarshal(env.Payload, &sm)
-		for k, v := range sm.Keys {
-			v.Level = 4
-			sm.Keys[k] = v
+		sm, err := parseSummary(b, st.Keys)
+		if err != nil {
+			t.Fatal(err)
 		}
-		out, _ := seal(other.Keys, levelsDomain, &sm)
-		return out
+		sm.Keys[KeyName("claude/main", ToolScope("Bash"))] = SummaryKey{Level: 4, Score: 1, Actions: 100}
+		return sm.encode(other.Keys)
 	}
 	stateAsLevels := func([]byte) []byte {
-		// a valid state.json MAC does not pass as levels.json
+		// a valid state.json does not pass as the levels file
 		b, _ := os.ReadFile(filepath.Join(dir, StateFile))
 		return b
+	}
+	macOnly := func(b []byte) []byte {
+		// a key line appended after the MAC line
+		return append(append([]byte(nil), b...), []byte("key claude%2Fmain tool:Bash 4 1.000000 100 0\n")...)
 	}
 	tests := []struct {
 		name string
@@ -143,6 +148,7 @@ func TestForgedTrustFiles(t *testing.T) {
 		{"sealed with another key", foreignKey},
 		{"state file copied over the summary", stateAsLevels},
 		{"torn", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"line after the MAC", macOnly},
 		{"not JSON", func([]byte) []byte { return []byte("level 4\n") }},
 	}
 	for _, tt := range tests {
@@ -163,7 +169,8 @@ func TestForgedTrustFiles(t *testing.T) {
 	// a forged state file is discarded and the state rebuilt from the
 	// ledger, which still holds the rejection
 	sb, _ := os.ReadFile(filepath.Join(dir, StateFile))
-	if err := os.WriteFile(filepath.Join(dir, StateFile), forge(sb), 0o600); err != nil {
+	sb = bytes.ReplaceAll(sb, []byte(`"level":0`), []byte(`"level":4`))
+	if err := os.WriteFile(filepath.Join(dir, StateFile), sb, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Load(); !errors.Is(err, ErrForged) {
