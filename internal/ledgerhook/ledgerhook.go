@@ -8,6 +8,7 @@ package ledgerhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,6 +40,8 @@ levels up to date (docket trust).
 
 Exit codes:
   0  recorded; nothing is printed
+  1  a prompt not recorded; one line on stderr says why (not 2: on
+     UserPromptSubmit exit 2 would erase the user's prompt)
   2  not recorded; one line on stderr says why (the runtime shows it)
 `
 
@@ -53,6 +56,10 @@ type Options struct {
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) int {
 	if err := Run(ctx, args, stdin, stdout, stderr, o); err != nil {
 		fmt.Fprintf(stderr, "docket-ledger: error: %v\n", err)
+		var pe *promptError
+		if errors.As(err, &pe) {
+			return 1
+		}
 		return 2
 	}
 	return 0
@@ -91,18 +98,21 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	// A Codex shell result carries no exit status; its rollout does.
 	hooks.ResolveExit(ev)
 	if !home.ValidSessionID(ev.SessionID) {
-		return fmt.Errorf("session_id %q cannot name a ledger", ev.SessionID)
+		return promptErr(ev, fmt.Errorf("session_id %q cannot name a ledger", ev.SessionID))
 	}
 	h, err := home.Resolve()
 	if err != nil {
-		return err
+		return promptErr(ev, err)
 	}
 	l, err := ledger.Open(h)
 	if err != nil {
-		return err
+		return promptErr(ev, err)
 	}
 	if ev.Name == hooks.UserPromptSubmit {
-		return recordPrompt(h, l, ev, payload, o.Peer, stderr)
+		if err := recordPrompt(h, l, ev, payload, o.Peer, stderr); err != nil {
+			return &promptError{err}
+		}
+		return nil
 	}
 	rec := record(ev, payload)
 	if o.Peer != nil {

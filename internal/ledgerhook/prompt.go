@@ -67,3 +67,17 @@ func recordPrompt(h home.Home, l *ledger.Ledger, ev *hooks.Event, payload []byte
 	}
 	return nil
 }
+
+// promptError is a prompt that could not be recorded: docket-ledger
+// exits 1, not 2, which on UserPromptSubmit would erase the prompt.
+type promptError struct{ err error }
+
+func (e *promptError) Error() string { return e.err.Error() }
+func (e *promptError) Unwrap() error { return e.err }
+
+func promptErr(ev *hooks.Event, err error) error {
+	if ev.Name == hooks.UserPromptSubmit {
+		return &promptError{err}
+	}
+	return err
+}
