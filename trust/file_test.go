@@ -231,3 +231,33 @@ func TestMatchRule(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSummary: no input panics the parser, and without the key's
+// MAC nothing parses.
+func FuzzParseSummary(f *testing.F) {
+	h, _ := home.At(f.TempDir())
+	if _, err := ledger.Init(h); err != nil {
+		f.Fatal(err)
+	}
+	keys, _ := ledger.LoadKeys(h)
+	p := DefaultPolicy()
+	s := NewState()
+	s.Advance(&p, approvals(t0, 3, "a"), t0.Add(time.Hour))
+	valid := s.Summary(&p).encode(keys)
+	f.Add(valid)
+	f.Add([]byte("docket-trust-levels v1\nmac x y\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sm, err := parseSummary(b, keys)
+		if err != nil {
+			return
+		}
+		// it verified: its lines must be the ones the key holder wrote
+		body := valid[:bytes.LastIndex(valid, []byte("\nmac "))+1]
+		if !bytes.HasPrefix(b, body) {
+			t.Fatalf("an altered file parsed: %q", b)
+		}
+		if k, ok := sm.Level(agent, ToolScope("Bash"), t0.Add(time.Hour)); !ok || k.Actions != 3 {
+			t.Fatalf("lookup %+v %v", k, ok)
+		}
+	})
+}
