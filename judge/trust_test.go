@@ -278,3 +278,64 @@ func BenchmarkTrustLevel(b *testing.B) {
 		})
 	}
 }
+
+// A human's edited approval is recorded (amended_arguments_hash), so
+// trust rates it neutral rather than as a plain approval.
+func TestHumanModificationRecorded(t *testing.T) {
+	e, _ := testEngine(t, defaultSet(t))
+	e.Headless = true
+	e.Approvals = &editingApprovals{args: json.RawMessage(`{"command":"git push origin main --dry-run"}`)}
+	_, d := e.Decide(context.Background(), ev("Bash", map[string]any{"command": "git push origin main"}))
+	if d.EnforcementAction != EnforceApprovalGranted || !strings.HasPrefix(d.AmendedArgsHash, "sha256:") || d.AmendedArgsHash == d.ArgumentsHash {
+		t.Errorf("%s amended %q args %q", d.EnforcementAction, d.AmendedArgsHash, d.ArgumentsHash)
+	}
+	e.Approvals = &editingApprovals{}
+	if _, d := e.Decide(context.Background(), ev("Bash", map[string]any{"command": "git push origin main"})); d.AmendedArgsHash != "" {
+		t.Errorf("a plain approval recorded an amendment %q", d.AmendedArgsHash)
+	}
+}
+
+type denyingApprovals struct{}
+
+func (denyingApprovals) Submit(ctx context.Context, it ApprovalItem) (string, error) {
+	return "apr_d", nil
+}
+
+func (denyingApprovals) Wait(ctx context.Context, id string, timeout time.Duration) (Resolution, error) {
+	return Resolution{Status: ApprovalDenied, By: "ana"}, nil
+}
+
+// The loop: level 0 escalates, humans answer, the ledger records it, and
+// the next refresh rates the agent from those answers.
+func TestTrustLoop(t *testing.T) {
+	e, tr := trustEngine(t, 0, trust.ModeEnforce)
+	tr.Summary = &trust.Summary{Keys: map[string]trust.SummaryKey{}}
+	l, err := ledger.Open(tr.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Ledger = l
+	e.Headless = true
+	e.Approvals = &editingApprovals{}
+	for i := 0; i < 3; i++ {
+		x := writeCall(fmt.Sprintf("/home/u/proj/f%d.go", i))
+		x.ToolUseID = fmt.Sprint("toolu_", i)
+		a, d := e.Decide(context.Background(), x)
+		if a.Decision != hooks.Allow || d.EnforcementAction != EnforceApprovalGranted || d.Trust.Action != "escalate" {
+			t.Fatalf("call %d: %q %s %+v", i, a.Decision, d.EnforcementAction, d.Trust)
+		}
+	}
+	e.Approvals = denyingApprovals{}
+	if a, _ := e.Decide(context.Background(), writeCall("/home/u/proj/g.go")); a.Decision != hooks.Deny {
+		t.Fatalf("denied call answered %q", a.Decision)
+	}
+	st := &trust.Store{Home: tr.Home, Keys: tr.Keys}
+	s, err := st.Refresh(&tr.Policy, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := s.Keys[trust.KeyName("claude/main", trust.ToolScope("Write"))]
+	if ks == nil || ks.Actions != 4 || ks.Score != 0.75 || len(ks.Misaligned) != 1 {
+		t.Fatalf("Write key after 3 approvals and a rejection: %+v", ks)
+	}
+}
