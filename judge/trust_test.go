@@ -339,3 +339,29 @@ func TestTrustLoop(t *testing.T) {
 		t.Fatalf("Write key after 3 approvals and a rejection: %+v", ks)
 	}
 }
+
+// BenchmarkDecideTrust measures a whole Decide over the mix of calls
+// without trust, and with trust as the hook wires it (the summary and
+// the session's origin read per call, as a fresh hook process does).
+func BenchmarkDecideTrust(b *testing.B) {
+	for _, withTrust := range []bool{false, true} {
+		b.Run(fmt.Sprintf("trust=%v", withTrust), func(b *testing.B) {
+			e, tr := trustEngine(b, 2, trust.ModeEnforce)
+			e.Approvals = nil
+			_ = trust.WriteOrigin(tr.Home, tr.Keys, trust.Origin{OTag: "ot_x", Session: "s1", PolicyVersion: "v"})
+			var evs []*hooks.Event
+			for _, c := range benchCalls {
+				evs = append(evs, ev(c.tool, c.input))
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if withTrust {
+					e.Trust = LoadTrust(tr.Home, tr.Keys)
+				} else {
+					e.Trust = nil
+				}
+				e.Decide(context.Background(), evs[i%len(evs)])
+			}
+		})
+	}
+}
