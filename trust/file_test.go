@@ -261,3 +261,32 @@ func FuzzParseSummary(f *testing.F) {
 		}
 	})
 }
+
+// An origin file the agent wrote (no key) or copied from another
+// session is not used.
+func TestForgedOrigin(t *testing.T) {
+	st, _ := testStore(t)
+	h := st.Home
+	if err := WriteOrigin(h, st.Keys, Origin{OTag: "ot_real", Session: "s1", Seq: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if o, ok, err := ReadOrigin(h, st.Keys, "s1"); !ok || err != nil || o.OTag != "ot_real" {
+		t.Fatalf("honest origin: %+v %v %v", o, ok, err)
+	}
+	path := filepath.Join(h.RunDir(), "origin", "s1.json")
+	b, _ := os.ReadFile(path)
+	for name, forged := range map[string][]byte{
+		"o_tag replaced": bytes.Replace(b, []byte("ot_real"), []byte("ot_fake"), 1),
+		"hand-written":   []byte(`{"v":1,"key_id":"hk1-0","mac":"00","payload":{"o_tag":"ot_fake","session":"s1"}}`),
+	} {
+		if err := os.WriteFile(path, forged, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if o, ok, _ := ReadOrigin(h, st.Keys, "s1"); ok {
+			t.Errorf("%s: origin used: %+v", name, o)
+		}
+	}
+	if _, ok, _ := ReadOrigin(h, st.Keys, "../s1"); ok {
+		t.Error("a path as session id")
+	}
+}
