@@ -149,7 +149,7 @@ func (e *Engine) tag(ctx context.Context, d *Decision, p *ActionProposal, agent,
 	d.Trust = n
 	if d.Outcome == Block && t.Policy.IsCritical(string(Block), d.RuleIDs) && !t.NoRecord && t.Keys != nil && d.RTag != "" {
 		// a critical violation demotes now, not at the next refresh
-		st := &trust.Store{Home: t.Home, Keys: t.Keys}
+		st := &trust.Store{Home: t.Home, Keys: t.Keys, LockWait: time.Second}
 		sig := trust.Signal{ID: d.RTag, Time: now, Agent: agent, Tool: p.Tool.Name, Class: string(d.RiskClass),
 			Misaligned: true, High: true, Critical: true, Why: "critical: " + firstCritical(&t.Policy, d.RuleIDs)}
 		if err := st.Record(&t.Policy, []trust.Signal{sig}, now); err != nil {

@@ -2,6 +2,7 @@ package trust
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,6 +105,10 @@ func writeFile(path string, b []byte) error {
 type Store struct {
 	Home home.Home
 	Keys *ledger.Keys
+	// LockWait bounds the wait for another writer (default 30 s); a hook
+	// sets it short: what it could not record, the next refresh reads
+	// from the ledger.
+	LockWait time.Duration
 }
 
 // lock takes the exclusive trust lock.
@@ -111,11 +116,25 @@ func (st *Store) lock() (func(), error) {
 	if err := os.MkdirAll(dirOf(st.Home), 0o700); err != nil {
 		return nil, fmt.Errorf("create trust folder: %w", err)
 	}
+	wait := st.LockWait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
 	fl := flock.New(filepath.Join(dirOf(st.Home), lockFile))
-	if err := fl.Lock(); err != nil {
-		return nil, fmt.Errorf("lock trust state: %w", err)
+	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("lock trust state: another writer holds it (%v)", nonNil(err, ctx.Err()))
 	}
 	return func() { _ = fl.Unlock() }, nil
+}
+
+func nonNil(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // Load returns the state; a missing file is an empty state, a forged

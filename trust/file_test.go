@@ -290,3 +290,20 @@ func TestForgedOrigin(t *testing.T) {
 		t.Error("a path as session id")
 	}
 }
+
+// A writer that holds the lock does not stall a hook past its wait.
+func TestLockWaitBounded(t *testing.T) {
+	st, _ := testStore(t)
+	unlock, err := st.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	other := &Store{Home: st.Home, Keys: st.Keys, LockWait: 50 * time.Millisecond}
+	p := DefaultPolicy()
+	start := time.Now()
+	err = other.Record(&p, approvals(t0, 1, "a"), t0)
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Errorf("err %v after %v", err, time.Since(start))
+	}
+}

@@ -61,7 +61,7 @@ func recordPrompt(h home.Home, l *ledger.Ledger, ev *hooks.Event, payload []byte
 	if perr != nil {
 		fmt.Fprintf(stderr, "docket-ledger: warning: %v\n", perr)
 	}
-	st := &trust.Store{Home: h, Keys: l.Keys()}
+	st := &trust.Store{Home: h, Keys: l.Keys(), LockWait: 3 * time.Second}
 	if _, err := st.Refresh(&p, time.Now()); err != nil {
 		fmt.Fprintf(stderr, "docket-ledger: warning: trust levels not refreshed: %v\n", err)
 	}
