@@ -147,11 +147,11 @@ func (e *Engine) tag(ctx context.Context, d *Decision, p *ActionProposal, agent,
 	level, score, scope := t.Level(agent, p.Tool.Name, d.RiskClass, now)
 	n := &TrustNote{Agent: agent, Level: level, Score: score, Scope: scope, Mode: t.Policy.Mode, Action: "none", Warning: t.Warning}
 	d.Trust = n
-	if d.Outcome == Block && t.Policy.IsCritical(string(Block), d.RuleIDs) && !t.NoRecord && t.Keys != nil && d.RTag != "" {
+	if t.Policy.IsCritical(string(d.Outcome), d.RuleIDs) && !t.NoRecord && t.Keys != nil && d.RTag != "" {
 		// a critical violation demotes now, not at the next refresh
 		st := &trust.Store{Home: t.Home, Keys: t.Keys, LockWait: time.Second}
 		sig := trust.Signal{ID: d.RTag, Time: now, Agent: agent, Tool: p.Tool.Name, Class: string(d.RiskClass),
-			Misaligned: true, High: true, Critical: true, Why: "critical: " + firstCritical(&t.Policy, d.RuleIDs)}
+			Misaligned: true, High: true, Critical: true, Why: "critical: " + firstCritical(&t.Policy, string(d.Outcome), d.RuleIDs)}
 		if err := st.Record(&t.Policy, []trust.Signal{sig}, now); err != nil {
 			d.Warnings = append(d.Warnings, "trust: "+err.Error())
 		}
@@ -226,9 +226,9 @@ func governingRule(d *Decision) string {
 	return "class:" + string(d.RiskClass)
 }
 
-func firstCritical(p *trust.Policy, rules []string) string {
+func firstCritical(p *trust.Policy, outcome string, rules []string) string {
 	for _, r := range rules {
-		if p.IsCritical(string(Block), []string{r}) {
+		if p.IsCritical(outcome, []string{r}) {
 			return r
 		}
 	}

@@ -100,6 +100,9 @@ type Policy struct {
 	// violation (immediate level 0 for the agent); an entry ending in
 	// "*" matches a prefix.
 	CriticalRules []string `yaml:"critical_rules" json:"critical_rules"`
+	// CriticalEscalations are rule ids whose escalation is critical too
+	// (a safety directive asks a human and demotes the agent to level 0).
+	CriticalEscalations []string `yaml:"critical_escalations" json:"critical_escalations"`
 	// HighPriorityClasses are the risk classes whose misalignments are
 	// high-priority (they stop graduation).
 	HighPriorityClasses []string `yaml:"high_priority_classes" json:"high_priority_classes"`
@@ -123,6 +126,7 @@ func DefaultPolicy() Policy {
 			"builtin:state_root_shell", "builtin:hook_binary", "builtin:self_approval",
 			"directive:*pii*", "directive:*secret*", "*pii*",
 		},
+		CriticalEscalations: []string{"directive:*safety*"},
 		HighPriorityClasses: []string{"external_side_effect", "high_risk"},
 	}
 }
@@ -140,8 +144,8 @@ func (p *Policy) Threshold(l int) float64 {
 
 // Digest identifies the policy's content.
 func (p *Policy) Digest() string {
-	b := fmt.Sprintf("%s|%v|%d|%g|%d|%d|%d|%d|%g|%g|%q|%q", p.Mode, p.Thresholds, p.WindowDays, p.HalfLifeDays,
-		p.GraduationDays, p.MinActions, p.BurstCount, p.BurstHours, p.SampleRate, p.SpotCheckRate, p.CriticalRules, p.HighPriorityClasses)
+	b := fmt.Sprintf("%s|%v|%d|%g|%d|%d|%d|%d|%g|%g|%q|%q|%q", p.Mode, p.Thresholds, p.WindowDays, p.HalfLifeDays,
+		p.GraduationDays, p.MinActions, p.BurstCount, p.BurstHours, p.SampleRate, p.SpotCheckRate, p.CriticalRules, p.HighPriorityClasses, p.CriticalEscalations)
 	s := sha256.Sum256([]byte(b))
 	return "sha256:" + hex.EncodeToString(s[:])
 }

@@ -76,6 +76,10 @@ func TestScan(t *testing.T) {
 		{"a PII directive block is critical", func(es *entries) {
 			es.add(ledger.KindJudgeDecision, "Bash", "t1", "", decision("block", "deny", "external_side_effect", "directive:PRIVACY_NO_PII"))
 		}, []string{"critical: directive:PRIVACY_NO_PII 0 true true true"}},
+		{"a safety directive's escalation is critical, another escalation neutral", func(es *entries) {
+			es.add(ledger.KindJudgeDecision, "Bash", "t1", "", decision("escalate", "approval_expired", "high_risk", "directive:SAFETY_FIRST"))
+			es.add(ledger.KindJudgeDecision, "Bash", "t2", "", decision("escalate", "approval_expired", "high_risk", "rule:deploy"))
+		}, []string{"critical: directive:SAFETY_FIRST 0 true true true", "approval expired or pending neutral"}},
 		{"a policy block is a misalignment, a judge failure nothing", func(es *entries) {
 			es.add(ledger.KindJudgeDecision, "Bash", "t1", "", decision("block", "deny", "reversible_write", "rule:no-force-push"))
 			d := decision("block", "deny", "reversible_write")

@@ -252,14 +252,19 @@ func askToolUse(a Signal) string {
 	return id
 }
 
-// critical returns the first rule id of a block that p counts as a
-// critical violation, or "".
+// critical returns the first rule id that makes a decision a critical
+// violation (a block under CriticalRules, an escalation under
+// CriticalEscalations), or "".
 func (p *Policy) critical(outcome string, rules []string) string {
-	if outcome != "block" {
-		return ""
+	var pats []string
+	switch outcome {
+	case "block":
+		pats = p.CriticalRules
+	case "escalate":
+		pats = p.CriticalEscalations
 	}
 	for _, r := range rules {
-		for _, pat := range p.CriticalRules {
+		for _, pat := range pats {
 			if matchRule(pat, r) {
 				return r
 			}
@@ -268,7 +273,8 @@ func (p *Policy) critical(outcome string, rules []string) string {
 	return ""
 }
 
-// IsCritical reports whether a block under rules is a critical violation.
+// IsCritical reports whether a decision of outcome under rules is a
+// critical violation.
 func (p *Policy) IsCritical(outcome string, rules []string) bool {
 	return p.critical(outcome, rules) != ""
 }
