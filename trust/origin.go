@@ -44,7 +44,11 @@ type Origin struct {
 
 // OTagOf returns the O-Tag of a user_prompt entry.
 func OTagOf(e *ledger.Entry) string {
-	return "ot_" + strings.TrimPrefix(e.Hash, "sha256:")[:24]
+	h := strings.TrimPrefix(e.Hash, "sha256:")
+	if len(h) < 24 {
+		return ""
+	}
+	return "ot_" + h[:24]
 }
 
 // RTag returns the R-Tag of a decision with the given idempotency key.
