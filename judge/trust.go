@@ -147,6 +147,9 @@ func (e *Engine) tag(ctx context.Context, d *Decision, p *ActionProposal, agent,
 	level, score, scope := t.Level(agent, p.Tool.Name, d.RiskClass, now)
 	n := &TrustNote{Agent: agent, Level: level, Score: score, Scope: scope, Mode: t.Policy.Mode, Action: "none", Warning: t.Warning}
 	d.Trust = n
+	if t.Warning != "" {
+		d.Warnings = append(d.Warnings, "trust: "+t.Warning)
+	}
 	if t.Policy.IsCritical(string(d.Outcome), d.RuleIDs) && !t.NoRecord && t.Keys != nil && d.RTag != "" {
 		// a critical violation demotes now, not at the next refresh
 		st := &trust.Store{Home: t.Home, Keys: t.Keys, LockWait: time.Second}
