@@ -179,7 +179,8 @@ func (s *State) critical(p *Policy, sig Signal, t time.Time) {
 		if ks.Agent != sig.Agent {
 			continue
 		}
-		if ks.Level != 0 {
+		if ks.Level != 0 || ks.Scope == AllScope {
+			// at level 0 already: still on record, once (agent-wide)
 			s.change(ks, t, 0, "critical violation: "+strings.TrimPrefix(sig.Why, "critical: "), sig.ID)
 		}
 		ks.Since = t
