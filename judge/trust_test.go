@@ -168,7 +168,9 @@ func TestTrustCriticalRecordedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Policy = p
-	a, d := e.Decide(context.Background(), ev("Read", map[string]any{"file_path": tr.Keys.VerifierKey()[:0] + tr.Home.HMACKeyPath()}))
+	l, _ := ledger.Open(tr.Home)
+	e.Ledger = l
+	a, d := e.Decide(context.Background(), ev("Read", map[string]any{"file_path": tr.Home.HMACKeyPath()}))
 	if a.Decision != hooks.Deny || len(d.RuleIDs) == 0 || d.RuleIDs[0] != ProtectKeys {
 		t.Fatalf("key read: %q %v", a.Decision, d.RuleIDs)
 	}
@@ -183,6 +185,20 @@ func TestTrustCriticalRecordedAtOnce(t *testing.T) {
 	last := s.History[len(s.History)-1]
 	if last.To != 0 || !strings.Contains(last.Reason, ProtectKeys) || last.Signal != d.RTag {
 		t.Errorf("history: %+v (r_tag %s)", last, d.RTag)
+	}
+	// the ledger scan meets the same decision later: applied once
+	s, err = st.Refresh(&p, now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range s.History {
+		if strings.HasPrefix(c.Reason, "critical") && c.Scope == trust.AllScope {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d critical changes of the agent after the refresh, want 1: %+v", n, s.History)
 	}
 }
 
