@@ -56,6 +56,9 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 	if v := p.Get("tool_response"); v.Exists() {
 		e.ToolResponse = json.RawMessage(v.Raw)
 	}
+	if v := p.Get("prompt"); e.Name == UserPromptSubmit && v.Type == gjson.String {
+		e.Prompt, e.HasPrompt = v.String(), true
+	}
 	if e.RawName == "" {
 		return nil, &FieldError{Field: "hook_event_name", Reason: "missing"}
 	}

@@ -38,7 +38,7 @@ func DecodeCodex(payload []byte) (*Event, error) {
 	}
 	p := gjson.ParseBytes(payload)
 	if err := stringFields(p, "hook_event_name", "session_id", "turn_id", "transcript_path",
-		"cwd", "tool_name", "tool_use_id", "last_assistant_message", "agent_id"); err != nil {
+		"cwd", "tool_name", "tool_use_id", "last_assistant_message", "agent_id", "prompt"); err != nil {
 		return nil, err
 	}
 	e, err := decodeClaudeShape(p, Codex)

@@ -20,6 +20,7 @@ import (
 //	postToolUse, postToolUseFailure              → PostToolUse, PostToolUseFailure
 //	stop                 {status, loop_count}    → Stop
 //	subagentStop                                 → SubagentStop
+//	beforeSubmitPrompt   {prompt}                → UserPromptSubmit
 //
 // The conversation is the session (conversation_id) and the generation
 // the turn (generation_id). Cursor's stop payload carries no final
@@ -35,6 +36,7 @@ var cursorNames = map[string]string{
 	"postToolUseFailure":   PostToolUseFailure,
 	"stop":                 Stop,
 	"subagentStop":         SubagentStop,
+	"beforeSubmitPrompt":   UserPromptSubmit,
 }
 
 // CursorShellTool and CursorEditTool are the tool names docket gives
@@ -52,7 +54,7 @@ func DecodeCursor(payload []byte) (*Event, error) {
 	}
 	p := gjson.ParseBytes(payload)
 	if err := stringFields(p, "hook_event_name", "conversation_id", "generation_id", "cwd",
-		"command", "tool_name", "file_path", "transcript_path", "status"); err != nil {
+		"command", "tool_name", "file_path", "transcript_path", "status", "prompt"); err != nil {
 		return nil, err
 	}
 	e := &Event{
@@ -80,6 +82,9 @@ func DecodeCursor(payload []byte) (*Event, error) {
 	e.Name = e.RawName
 	if n, ok := cursorNames[e.RawName]; ok {
 		e.Name = n
+	}
+	if v := p.Get("prompt"); e.Name == UserPromptSubmit && v.Type == gjson.String {
+		e.Prompt, e.HasPrompt = v.String(), true
 	}
 	if d := p.Get("duration"); d.Type == gjson.Number {
 		e.DurationMS = d.Int()

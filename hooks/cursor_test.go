@@ -22,7 +22,8 @@ func TestDecodeCursor(t *testing.T) {
 		{"after shell", `{"conversation_id":"c","hook_event_name":"afterShellExecution","command":"make","output":"ok","duration":12}`,
 			PostToolUse, "Bash", `{"command":"make"}`, "", false},
 		{"subagent stop", `{"conversation_id":"c","hook_event_name":"subagentStop"}`, SubagentStop, "", "", "", false},
-		{"unknown event kept", `{"conversation_id":"c","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`, "beforeSubmitPrompt", "", "", "", false},
+		{"prompt", `{"conversation_id":"c","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`, UserPromptSubmit, "", "", "", false},
+		{"unknown event kept", `{"conversation_id":"c","hook_event_name":"afterAgentThought","text":"hi"}`, "afterAgentThought", "", "", "", false},
 	}
 	for _, tt := range tests {
 		e, err := DecodeCursor([]byte(tt.payload))

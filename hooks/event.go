@@ -27,6 +27,10 @@ const (
 	PostToolUseFailure = "PostToolUseFailure"
 	Stop               = "Stop"
 	SubagentStop       = "SubagentStop"
+	// UserPromptSubmit is a user's prompt, before the agent sees it
+	// (Claude Code and Codex UserPromptSubmit, Gemini BeforeAgent, Cursor
+	// beforeSubmitPrompt): the origin of what the agent does next.
+	UserPromptSubmit = "UserPromptSubmit"
 )
 
 // MaxPayload bounds how much of stdin a hook reads. Larger payloads are
@@ -76,6 +80,11 @@ type Event struct {
 	// status (Codex's Bash tool_response is the output only); ResolveExit
 	// may find it elsewhere. Such a call is not known to have succeeded.
 	ExitUnknown bool
+
+	// Prompt is the user's prompt (UserPromptSubmit); HasPrompt says the
+	// payload carried one.
+	Prompt    string
+	HasPrompt bool
 
 	// Stop events.
 	StopHookActive bool

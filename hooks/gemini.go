@@ -36,6 +36,8 @@ var geminiNames = map[string]string{
 	"BeforeTool": PreToolUse,
 	"AfterTool":  PostToolUse,
 	"AfterAgent": Stop,
+	// BeforeAgent carries the user's prompt before the agent plans.
+	"BeforeAgent": UserPromptSubmit,
 }
 
 // GeminiEventName returns the Gemini CLI event that carries docket's
@@ -60,7 +62,7 @@ func DecodeGemini(payload []byte) (*Event, error) {
 	}
 	p := gjson.ParseBytes(payload)
 	if err := stringFields(p, "hook_event_name", "session_id", "transcript_path", "cwd",
-		"tool_name", "prompt_response"); err != nil {
+		"tool_name", "prompt_response", "prompt"); err != nil {
 		return nil, err
 	}
 	e := &Event{
@@ -111,6 +113,9 @@ func DecodeGemini(payload []byte) (*Event, error) {
 	if v := p.Get("prompt_response"); v.Type == gjson.String {
 		e.LastAssistantMessage = v.String()
 		e.HasLastAssistantMessage = true
+	}
+	if v := p.Get("prompt"); e.Name == UserPromptSubmit && v.Type == gjson.String {
+		e.Prompt, e.HasPrompt = v.String(), true
 	}
 	if e.IsTool() && e.ToolName == "" {
 		return nil, &FieldError{Field: "tool_name", Reason: "missing"}

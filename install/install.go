@@ -8,6 +8,7 @@
 //	PreToolUse                      → docket-judge   judge deadline + 5 s (145 s by default; at least 10 s)
 //	PostToolUse, PostToolUseFailure → docket-ledger  5 s
 //	Stop, SubagentStop              → docket-gate    15 s, run with --timeout 12s
+//	UserPromptSubmit (Claude Code)  → docket-ledger  10 s (the prompt: the O-Tag of what follows)
 //
 // A runtime that times a hook out fails open, so every hook timeout is
 // set above the binary's own deadline, and each binary fails closed
@@ -53,6 +54,9 @@ const (
 	JudgeTimeout  = 10 * time.Second
 	LedgerTimeout = 5 * time.Second
 	GateTimeout   = 15 * time.Second
+	// PromptTimeout is docket-ledger's on UserPromptSubmit: an append
+	// and the trust levels' refresh.
+	PromptTimeout = 10 * time.Second
 	// GateDeadline is the --timeout the gate is run with: inside
 	// GateTimeout, so the gate blocks before the runtime kills it.
 	GateDeadline = 12 * time.Second
@@ -161,6 +165,7 @@ func Wiring(rt hooks.Runtime) []Wire {
 			tool(hooks.PostToolUseFailure, hooks.PostToolUseFailure, LedgerBin, LedgerTimeout),
 			stop(hooks.Stop, hooks.Stop),
 			stop(hooks.SubagentStop, hooks.SubagentStop),
+			{Event: hooks.UserPromptSubmit, Normalized: hooks.UserPromptSubmit, Binary: LedgerBin, Timeout: PromptTimeout},
 		}
 	case hooks.Codex:
 		return []Wire{

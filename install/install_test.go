@@ -84,7 +84,7 @@ func TestInstallPreservesUserSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := install(t, o)
-	if !c.Existed || c.Added != 5 || c.Removed != 0 {
+	if !c.Existed || c.Added != 6 || c.Removed != 0 { // five tool and stop hooks and the prompt
 		t.Fatalf("change: existed %v added %d removed %d", c.Existed, c.Added, c.Removed)
 	}
 	after, _ := os.ReadFile(path)
@@ -145,8 +145,8 @@ func TestInstallPreservesUserSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Removed != 5 {
-		t.Errorf("uninstall removes %d handlers, want 5", u.Removed)
+	if u.Removed != 6 {
+		t.Errorf("uninstall removes %d handlers, want 6", u.Removed)
 	}
 	if _, err := Apply(u, time.Now()); err != nil {
 		t.Fatal(err)

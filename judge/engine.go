@@ -16,6 +16,7 @@ import (
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
+	"github.com/docket/docket/trust"
 )
 
 // Enforcement actions: what the hook did with the outcome.
@@ -89,6 +90,8 @@ type Decision struct {
 	Warnings []string `json:"-"`
 	// Proposal is the judged proposal (nil when assembly failed).
 	Proposal *ActionProposal `json:"-"`
+	// Tags are the R-Tag, O-Tag, V-Pol and trust level (trust.go).
+	Tags
 
 	recalled []Memory
 }
@@ -124,6 +127,9 @@ type Engine struct {
 	// engine (docket serve), whose files may be approved or changed after
 	// it loaded them. It costs a few small file reads per decision.
 	RecheckApproval bool
+	// Trust applies monitoring levels and reads the session's origin
+	// (trust.go); nil leaves levels out (tags are still set).
+	Trust *Trust
 
 	state atomic.Pointer[engineState]
 
@@ -307,6 +313,7 @@ func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *De
 			d.EnforcementAction = EnforceAllow
 		}
 	}
+	e.tag(ctx, d, p, trust.AgentName(string(ev.Runtime), ev.AgentType), ev.SessionID)
 	d.addPrecedent()
 	d.Proposal = p
 	e.enforce(ctx, d, &ans, amended, ev, js)
@@ -641,6 +648,9 @@ func (e *Engine) approve(ctx context.Context, d *Decision, ans *hooks.Answer, am
 				return
 			}
 			amended = res.Arguments
+			// the human modified the call: recorded (trust rates it neutral)
+			canon, _ := canonjson.Canonical(amended)
+			d.AmendedArgsHash = canonjson.SHA256(canon)
 		}
 		ans.Decision, ans.Reason, ans.UpdatedInput = hooks.Allow, "docket: approved by "+nonEmpty(res.By, "a human")+" ("+d.Reason+")", amended
 		d.EnforcementAction = EnforceApprovalGranted

@@ -9,6 +9,7 @@ import (
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/canonjson"
 	"github.com/docket/docket/policies"
+	"github.com/docket/docket/trust"
 )
 
 // EnforceApprovalPending is the enforcement action of an evaluated
@@ -136,6 +137,7 @@ func (e *Engine) Evaluate(ctx context.Context, in *ActionProposal, input json.Ra
 			}
 		}
 	}
+	e.tag(ctx, d, p, trust.AgentName(p.Runtime.Name, p.Actor.AgentID), "")
 	d.addPrecedent()
 	e.enforceEvaluation(ctx, d, js)
 	d.Reason = truncate(d.Reason, MaxReason)

@@ -19,6 +19,9 @@ const (
 	KindJudgeDecision Kind = "judge_decision"
 	KindGateDecision  Kind = "gate_decision"
 	KindSeal          Kind = "seal"
+	// KindUserPrompt records a user prompt (UserPromptSubmit): the origin
+	// (O-Tag) of the decisions that follow it in the session.
+	KindUserPrompt Kind = "user_prompt"
 )
 
 // Entry is one line of a ledger file. Field order here is the encoding's

@@ -1,6 +1,7 @@
-// Command docket-ledger is the PostToolUse and PostToolUseFailure hook: it
-// reads one hook payload on stdin and appends one entry, with the call's
-// raw artifacts, to the session's ledger under $DOCKET_HOME. The work is
+// Command docket-ledger is the PostToolUse and PostToolUseFailure hook (and
+// the UserPromptSubmit hook, which records the prompt that starts a causal
+// chain): it reads one hook payload on stdin and appends one entry, with
+// its raw artifacts, to the session's ledger under $DOCKET_HOME. The work is
 // internal/ledgerhook's; with a socket configured (sealed mode) this is a
 // thin client of the docket daemon.
 package main

@@ -73,7 +73,7 @@ func TestInstallCommand(t *testing.T) {
 	}
 
 	code, out, errs = runCLI("uninstall")
-	if code != 0 || !strings.Contains(out, "removed 5 docket hook(s)") {
+	if code != 0 || !strings.Contains(out, "removed 6 docket hook(s)") {
 		t.Errorf("uninstall: %d %s%s", code, out, errs)
 	}
 	b, _ := os.ReadFile(settings)

@@ -121,6 +121,12 @@ func TestRunDaemonDown(t *testing.T) {
 	if code := Run(RouteLedger, sock, nil, strings.NewReader("{}"), &out, &errb, LedgerUnreachable); code != 2 || !strings.Contains(errb.String(), "not recorded") || !strings.Contains(errb.String(), "docket serve --socket "+sock) {
 		t.Fatalf("code %d stderr %q", code, errb.String())
 	}
+	// a prompt is not erased (exit 2 would): exit 1
+	errb.Reset()
+	prompt := `{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
+	if code := Run(RouteLedger, sock, []string{"--runtime", "claude"}, strings.NewReader(prompt), &out, &errb, LedgerUnreachable); code != 1 || !strings.Contains(errb.String(), "not recorded") {
+		t.Fatalf("prompt: code %d stderr %q", code, errb.String())
+	}
 }
 
 func TestJudgeUnreachable(t *testing.T) {

@@ -29,9 +29,13 @@ func JudgeUnreachable(args []string, payload []byte, reason string, stdout, stde
 	return 0
 }
 
-// LedgerUnreachable: nothing was recorded; exit 2 tells the runtime why.
-func LedgerUnreachable(_ []string, _ []byte, reason string, _, stderr io.Writer) int {
+// LedgerUnreachable: nothing was recorded; exit 2 tells the runtime why,
+// except for a user prompt, where exit 2 would erase the prompt (1).
+func LedgerUnreachable(args []string, payload []byte, reason string, _, stderr io.Writer) int {
 	io.WriteString(stderr, "docket-ledger: error: not recorded: "+reason+"\n")
+	if ev, err := hooks.Decode(payload, hooks.Runtime(Flag(args, "runtime"))); err == nil && ev.Name == hooks.UserPromptSubmit {
+		return 1
+	}
 	return 2
 }
 

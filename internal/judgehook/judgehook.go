@@ -172,6 +172,8 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 	}
 	if l, err := ledger.Open(h); err == nil {
 		e.Ledger = l
+		// monitoring levels and the session's origin: two small MAC'd files
+		e.Trust = judge.LoadTrust(h, l.Keys())
 		if o.Peer != nil {
 			e.Ledger = peerRecorder{l, o.Peer}
 		}

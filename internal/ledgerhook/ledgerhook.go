@@ -8,6 +8,7 @@ package ledgerhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,8 +33,15 @@ entry to $DOCKET_HOME/ledger/<session_id>.jsonl, storing the call's input,
 output, working directory and status as artifacts. With --socket PATH
 (or DOCKET_SOCKET) the docket daemon on PATH appends it (sealed mode).
 
+A UserPromptSubmit payload (Gemini BeforeAgent, Cursor beforeSubmitPrompt)
+appends a user_prompt entry: the prompt's digest, the prompt as an
+artifact, and the O-Tag of the chain it starts. It also brings the trust
+levels up to date (docket trust).
+
 Exit codes:
   0  recorded; nothing is printed
+  1  a prompt not recorded; one line on stderr says why (not 2: on
+     UserPromptSubmit exit 2 would erase the user's prompt)
   2  not recorded; one line on stderr says why (the runtime shows it)
 `
 
@@ -48,6 +56,10 @@ type Options struct {
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) int {
 	if err := Run(ctx, args, stdin, stdout, stderr, o); err != nil {
 		fmt.Fprintf(stderr, "docket-ledger: error: %v\n", err)
+		var pe *promptError
+		if errors.As(err, &pe) {
+			return 1
+		}
 		return 2
 	}
 	return 0
@@ -80,21 +92,27 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	if err != nil {
 		return err
 	}
-	if ev.Name != hooks.PostToolUse && ev.Name != hooks.PostToolUseFailure {
-		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure", ev.RawName)
+	if ev.Name != hooks.PostToolUse && ev.Name != hooks.PostToolUseFailure && ev.Name != hooks.UserPromptSubmit {
+		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure (and UserPromptSubmit)", ev.RawName)
 	}
 	// A Codex shell result carries no exit status; its rollout does.
 	hooks.ResolveExit(ev)
 	if !home.ValidSessionID(ev.SessionID) {
-		return fmt.Errorf("session_id %q cannot name a ledger", ev.SessionID)
+		return promptErr(ev, fmt.Errorf("session_id %q cannot name a ledger", ev.SessionID))
 	}
 	h, err := home.Resolve()
 	if err != nil {
-		return err
+		return promptErr(ev, err)
 	}
 	l, err := ledger.Open(h)
 	if err != nil {
-		return err
+		return promptErr(ev, err)
+	}
+	if ev.Name == hooks.UserPromptSubmit {
+		if err := recordPrompt(h, l, ev, payload, o.Peer, stderr); err != nil {
+			return &promptError{err}
+		}
+		return nil
 	}
 	rec := record(ev, payload)
 	if o.Peer != nil {
