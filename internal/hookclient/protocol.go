@@ -13,6 +13,7 @@ const (
 	RouteLedger   = "/v1/hook/ledger"
 	RouteGate     = "/v1/hook/gate"
 	RouteValidate = "/v1/hook/validate"
+	RoutePolicy   = "/v1/hook/policy"
 )
 
 // EnvSocket names the socket in a hook's environment.

@@ -41,6 +41,9 @@ Exit codes:
 type Options struct {
 	// Peer, when set, is recorded in the entry's body ("peer").
 	Peer *hookclient.Peer
+	// OpenLedger, when set, replaces ledger.Open (the daemon keeps the
+	// ledger and its keys warm).
+	OpenLedger func(h home.Home) (*ledger.Ledger, error)
 }
 
 // Main runs one invocation and returns the exit code, writing exactly
@@ -92,7 +95,11 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	if err != nil {
 		return err
 	}
-	l, err := ledger.Open(h)
+	open := ledger.Open
+	if o.OpenLedger != nil {
+		open = o.OpenLedger
+	}
+	l, err := open(h)
 	if err != nil {
 		return err
 	}
