@@ -25,6 +25,9 @@ type Options struct {
 	// JudgeTimeout, when set, replaces the judge's timeout of Wiring
 	// (callers pass JudgeTimeoutFor the judges.md in force).
 	JudgeTimeout time.Duration
+	// Socket, when set, is passed to every hook as --socket PATH (sealed
+	// mode: the hooks are thin clients of the daemon there).
+	Socket string
 }
 
 // Change is a planned edit of one settings file. Old and New are equal
@@ -135,6 +138,9 @@ func edit(c *Change, o Options, install bool) error {
 	}
 	if install {
 		for _, w := range Wiring(o.Runtime) {
+			if o.Socket != "" {
+				w.Args = append(append([]string(nil), w.Args...), "--socket", o.Socket)
+			}
 			if err := insertWire(hooksObj, w, o, pos); err != nil {
 				return &SettingsError{Path: path, Err: err}
 			}
