@@ -281,6 +281,10 @@ func (si *sealedInstaller) install(f sealedFlags) error {
 	}
 
 	// 2. the state moves under the sealed root
+	// the parents stay searchable (the daemon's user must reach the root)
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", root, err)
+	}
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", root, err)
 	}
@@ -360,9 +364,9 @@ func (si *sealedInstaller) install(f sealedFlags) error {
 		}
 		si.say("enabled and started docket.service")
 	case f.service == "systemd":
-		why := "systemd is not PID 1 here"
-		if f.prefix != "/" {
-			why = "--prefix is not /"
+		why := "--prefix is not /"
+		if !si.sys.SystemdRunning() {
+			why = "systemd is not PID 1 here"
 		}
 		si.say("skipped 'systemctl enable --now docket.service' (%s); start the daemon yourself:\n  runuser -u %s -- env DOCKET_HOME=%s %s", why, f.user, root, shellJoin(argv))
 	default:
@@ -416,7 +420,8 @@ func (si *sealedInstaller) uninstall(f sealedFlags) error {
 		return fmt.Errorf("create %s: %w", to, err)
 	}
 	var moved []string
-	for _, name := range rec.Moved {
+	// what was moved in, and what the daemon made since (its store)
+	for _, name := range stateEntries {
 		src := filepath.Join(rec.Root, name)
 		if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -28,6 +28,7 @@ var defaultTimeout = map[string]time.Duration{
 	RouteLedger:   4 * time.Second,
 	RouteGate:     12 * time.Second,
 	RouteValidate: 30 * time.Minute,
+	RoutePolicy:   time.Minute,
 }
 
 // Unreachable answers when the daemon does not: it gets the hook's
