@@ -28,6 +28,9 @@ type Options struct {
 	// Socket, when set, is passed to every hook as --socket PATH (sealed
 	// mode: the hooks are thin clients of the daemon there).
 	Socket string
+	// Thin, with Socket, wires docket-hook (HookBin) instead of the
+	// hook binaries: it links only the client, so it starts faster.
+	Thin bool
 }
 
 // Change is a planned edit of one settings file. Old and New are equal
@@ -140,6 +143,7 @@ func edit(c *Change, o Options, install bool) error {
 		for _, w := range Wiring(o.Runtime) {
 			if o.Socket != "" {
 				w.Args = append(append([]string(nil), w.Args...), "--socket", o.Socket)
+				w.Thin = o.Thin
 			}
 			if err := insertWire(hooksObj, w, o, pos); err != nil {
 				return &SettingsError{Path: path, Err: err}

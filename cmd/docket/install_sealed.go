@@ -41,7 +41,8 @@ agent's user holds none of them. install --sealed, run by an admin:
      validators as their caller (CAP_SETUID, CAP_SETGID, CAP_CHOWN)
   4. enables and starts it with systemctl, when systemd runs as PID 1;
      otherwise it says so and prints the command that starts the daemon
-  5. wires the hooks as 'docket install' does, each with --socket PATH
+  5. wires the hooks as 'docket install' does, each with --socket PATH,
+     through docket-hook (the client-only binary) when it is in --bin
   6. records all of it in /etc/docket/sealed.json, which uninstall reads
 
 Every path is under --prefix (default /), so a test can install into a
@@ -665,6 +666,10 @@ func runSealed(uninstall bool, args []string, stdout, stderr io.Writer, sys seal
 	si := &sealedInstaller{sys: sys, out: stdout}
 	si.wiring = func(socket string) error {
 		o.Socket = socket
+		// the client-only binary when it is there: it starts faster
+		if st, err := os.Stat(filepath.Join(o.BinDir, install.HookBin)); err == nil && st.Mode()&0o111 != 0 {
+			o.Thin = true
+		}
 		if err := install.CheckBinaries(o.BinDir); err != nil {
 			return fmt.Errorf("hook binaries not usable: %v", err)
 		}

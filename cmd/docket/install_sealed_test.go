@@ -78,6 +78,9 @@ func TestInstallSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(bin, "docket-hook"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	prefix := t.TempDir()
 	sys := newFakeSystem()
 	code, out, errs := sealedCLI(t, sys, false, "--prefix", prefix, "--bin", bin, "--witness", "/var/lib/docket-witness")
@@ -130,6 +133,11 @@ func TestInstallSealed(t *testing.T) {
 	}
 	if n := strings.Count(string(settings), "--socket "+filepath.Join(prefix, "run/docket/docket.sock")); n != 5 {
 		t.Errorf("%d hooks wired with --socket, want 5:\n%s", n, settings)
+	}
+	for _, sub := range []string{"docket-hook judge --runtime claude", "docket-hook ledger --runtime claude", "docket-hook gate --runtime claude --timeout 12s"} {
+		if !strings.Contains(string(settings), sub) {
+			t.Errorf("settings lack %q:\n%s", sub, settings)
+		}
 	}
 	// twice is refused, nothing moves again
 	if code, _, errs := sealedCLI(t, sys, false, "--prefix", prefix, "--bin", bin); code != 1 || !strings.Contains(errs, "already installed") {

@@ -2,6 +2,7 @@ package sealedtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -134,7 +135,25 @@ func TestSealedInstallReal(t *testing.T) {
 		}
 		return string(out), code
 	}
-	if out, code := agent(e.ledgerBash("si1", 1), "docket-ledger", "--socket", sock); code != 0 {
+	var wired struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	must(t, json.Unmarshal(settings, &wired))
+	post := wired.Hooks["PostToolUse"][0].Hooks[0].Command
+	if !strings.Contains(post, "docket-hook ledger") {
+		t.Fatalf("PostToolUse runs %q, not the thin client", post)
+	}
+	// the wired command itself, as the agent
+	run := exec.Command("runuser", "-u", agentUser, "--", "sh", "-c", post)
+	run.Dir, run.Stdin = e.proj, bytes.NewReader(e.ledgerBash("si1", 1))
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("the wired ledger hook as the agent: %v %s\n%s", err, out, log.String())
+	}
+	if out, code := agent(e.ledgerBash("si1", 2), "docket-ledger", "--socket", sock); code != 0 {
 		t.Fatalf("ledger as the agent: %d %s\n%s", code, out, log.String())
 	}
 	if out, code := agent(e.stop("si1", "All done — tests pass."), "docket-gate", "--socket", sock); code != 0 || !strings.Contains(out, `"block"`) {
