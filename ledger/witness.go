@@ -23,3 +23,7 @@ func (l *Ledger) SignedHead(session string) ([]byte, *Checkpoint, error) {
 	}
 	return msg, c, nil
 }
+
+// IndexedKind reports whether entries of kind k are among those every
+// ReadRelevant returns whatever the decision (validator results, seals).
+func IndexedKind(k Kind) bool { return indexedKinds[k] }

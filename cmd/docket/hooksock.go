@@ -49,6 +49,8 @@ type hookDaemon struct {
 	ledgers server.Warm[*ledger.Ledger]
 	gates   server.Warm[*gate.Gate]
 	sets    server.Warm[*judge.PolicySet]
+	// ev is the gate's per-session state (hooksock_evidence.go).
+	ev evidence
 	// witnessMu serialises witness writes, so a checkpoint never
 	// replaces a larger one written concurrently.
 	witnessMu sync.Mutex
@@ -80,9 +82,28 @@ func (d *hookDaemon) gate(h home.Home, peer *hookclient.Peer) (*gate.Gate, error
 		if err != nil {
 			return nil, err
 		}
-		return peerLedger{Ledger: l, peer: peer}, nil
+		return evidenceLedger{Ledger: l, peer: peer, ev: &d.ev}, nil
 	}
 	return &g, nil
+}
+
+// recorder and appender are the ledger for the judge's and the ledger
+// hook's appends, which extend the gate's kept state (the hooks add the
+// caller themselves).
+func (d *hookDaemon) recorder(h home.Home) (judge.Recorder, error) {
+	l, err := d.ledger(h)
+	if err != nil {
+		return nil, err
+	}
+	return evidenceLedger{Ledger: l, ev: &d.ev}, nil
+}
+
+func (d *hookDaemon) appender(h home.Home) (ledgerhook.Appender, error) {
+	l, err := d.ledger(h)
+	if err != nil {
+		return nil, err
+	}
+	return evidenceLedger{Ledger: l, ev: &d.ev}, nil
 }
 
 // policySet returns the judge's policy set for h and a project's
@@ -92,20 +113,6 @@ func (d *hookDaemon) policySet(h home.Home, delegates ...string) (*judge.PolicyS
 	return d.sets.Get(key, append(policyInputs(h), delegates...), func() (*judge.PolicySet, error) {
 		return judge.LoadPolicySet(h, delegates...)
 	})
-}
-
-// peerLedger appends with the caller ("peer": uid, gid, pid) in each
-// entry's body; reads are the ledger's own.
-type peerLedger struct {
-	*ledger.Ledger
-	peer *hookclient.Peer
-}
-
-func (p peerLedger) Append(session string, r ledger.Record) (*ledger.Entry, error) {
-	if p.peer != nil {
-		r.Body = judgehook.WithPeer(r.Body, p.peer)
-	}
-	return p.Ledger.Append(session, r)
 }
 
 // hookFuncs are the hooks `docket serve --socket` runs for thin clients:
@@ -127,11 +134,11 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 		hookclient.RouteJudge: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
 			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{
-				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.ledger})
+				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder})
 		},
 		hookclient.RouteLedger: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
-			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer, OpenLedger: d.ledger})
+			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer, OpenLedger: d.appender})
 		},
 		hookclient.RouteGate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer

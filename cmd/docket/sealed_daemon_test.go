@@ -392,3 +392,89 @@ func TestPolicyThroughDaemonAdminOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The gate's kept per-session state answers repeated stops without
+// reading the ledger, follows the daemon's own appends, and is dropped
+// the moment anyone else writes the file: a pass recorded elsewhere is
+// seen, and so is a rollback of the file under the daemon.
+func TestDaemonGateStateFollowsTheLedger(t *testing.T) {
+	h, d, proj := daemonEnv(t)
+	peer := hookclient.Peer{UID: uint32(os.Geteuid())}
+	if err := os.WriteFile(filepath.Join(proj, "ok.txt"), []byte("ok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	def, err := policies.Default(policies.BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := strings.Replace(string(def), "projects: []", "projects:\n  - root: "+proj+"\n    commands: {done: [\"grep -q ok ok.txt\"]}", 1)
+	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.BindingFile), []byte(pol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	stop := fmt.Sprintf(`{"session_id":"g1","transcript_path":"/dev/null","cwd":%q,"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}`, proj)
+	gateSays := func(want string) {
+		t.Helper()
+		code, out, errs := hookCall(t, d, hookclient.RouteGate, peer, stop)
+		blocked := strings.Contains(out, `"block"`)
+		if code != 0 || (want == "block") != blocked {
+			t.Fatalf("gate: exit %d, stdout %s, stderr %s; want %s", code, out, errs, want)
+		}
+	}
+	reads := func() int {
+		d.ev.mu.Lock()
+		defer d.ev.mu.Unlock()
+		if s := d.ev.m[evidenceKey(h, "g1")]; s != nil {
+			return s.reads
+		}
+		return -1
+	}
+	hookCall(t, d, hookclient.RouteLedger, peer, toolCall("g1", proj, 1))
+	gateSays("block")
+	if reads() != 1 {
+		t.Fatalf("first stop: %d reads kept", reads())
+	}
+	gateSays("block")
+	hookCall(t, d, hookclient.RouteLedger, peer, toolCall("g1", proj, 2))
+	gateSays("block")
+	if reads() != 1 {
+		t.Fatalf("stops after the daemon's own appends read the ledger again (%d reads)", reads())
+	}
+	snapshot := filepath.Join(t.TempDir(), "snap")
+	copyTree(t, h.LedgerDir(), snapshot)
+	// a pass recorded by another writer (here the in-process validator)
+	code, out, errs := runCLI("validate", "--session", "g1", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":["grep","-q","ok","ok.txt"]}`, "--cwd", proj)
+	if code != 0 {
+		t.Fatalf("validate: %d %s %s", code, out, errs)
+	}
+	gateSays("allow")
+	if reads() != 2 {
+		t.Fatalf("a pass written elsewhere was not read (%d reads)", reads())
+	}
+	gateSays("allow")
+	// the ledger rolled back under the daemon: the pass is gone, and the
+	// kept state must not remember it
+	for _, name := range []string{"g1.jsonl", "g1.head", "g1.state"} {
+		src := filepath.Join(snapshot, name)
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		copyFile(t, src, filepath.Join(h.LedgerDir(), name))
+	}
+	gateSays("block")
+	// an append by another process is seen too
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append("g1", ledger.Record{Kind: ledger.KindToolCall, Tool: "Bash", Body: map[string]any{"failed": false}}); err != nil {
+		t.Fatal(err)
+	}
+	before := reads()
+	gateSays("block")
+	if reads() <= before {
+		t.Fatalf("an append by another process did not make the gate read (%d reads)", reads())
+	}
+}

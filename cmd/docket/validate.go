@@ -176,7 +176,7 @@ func validateLocal(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	var vl validators.Ledger = l
 	if peer != nil {
-		vl = peerLedger{Ledger: l, peer: peer} // the caller, recorded in the validator's entry
+		vl = evidenceLedger{Ledger: l, peer: peer} // the caller, recorded in the validator's entry
 	}
 	r, err := validators.NewRunner(h, vl)
 	if err != nil {

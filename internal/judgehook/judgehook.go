@@ -66,7 +66,7 @@ type Options struct {
 	// LoadPolicySet and OpenLedger, when set, replace judge.LoadPolicySet
 	// and ledger.Open (the daemon keeps both warm).
 	LoadPolicySet func(h home.Home, delegatePaths ...string) (*judge.PolicySet, error)
-	OpenLedger    func(h home.Home) (*ledger.Ledger, error)
+	OpenLedger    func(h home.Home) (judge.Recorder, error)
 }
 
 type usageErr struct{ msg string }
@@ -158,7 +158,8 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID) // for `docket validate` without --session
 	t0 := time.Now()
 	root := judge.ProjectRoot(ev.Cwd)
-	loadSet, openLedger := judge.LoadPolicySet, ledger.Open
+	loadSet := judge.LoadPolicySet
+	openLedger := func(h home.Home) (judge.Recorder, error) { return ledger.Open(h) }
 	if o.LoadPolicySet != nil {
 		loadSet = o.LoadPolicySet
 	}

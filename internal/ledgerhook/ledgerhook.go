@@ -43,7 +43,12 @@ type Options struct {
 	Peer *hookclient.Peer
 	// OpenLedger, when set, replaces ledger.Open (the daemon keeps the
 	// ledger and its keys warm).
-	OpenLedger func(h home.Home) (*ledger.Ledger, error)
+	OpenLedger func(h home.Home) (Appender, error)
+}
+
+// Appender appends one entry; *ledger.Ledger is one.
+type Appender interface {
+	Append(session string, r ledger.Record) (*ledger.Entry, error)
 }
 
 // Main runs one invocation and returns the exit code, writing exactly
@@ -95,7 +100,7 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	if err != nil {
 		return err
 	}
-	open := ledger.Open
+	open := func(h home.Home) (Appender, error) { return ledger.Open(h) }
 	if o.OpenLedger != nil {
 		open = o.OpenLedger
 	}
