@@ -65,7 +65,7 @@ func lastLineHash(path string) string {
 	if err != nil || st.Size() == 0 {
 		return ""
 	}
-	n := min(st.Size(), 64<<10)
+	n := min(st.Size(), 16<<10) // entry lines are far shorter
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, st.Size()-n); err != nil && err != io.EOF {
 		return ""
