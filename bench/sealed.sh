@@ -8,7 +8,9 @@
 #                             whose ledger has ENTRIES entries   (goal <= 1.3x)
 #   docket-judge   --socket   a routine call (Bash go test)      (goal <= 1.3x)
 #   docket-hook ledger|gate|judge --socket: the same through the
-#                             client-only binary
+#                             client-only binary (what install --sealed wires)
+#   docket-hook judge with a Stop payload: the round trip alone (the
+#                             daemon decodes it and answers nothing)
 #
 #   bench/sealed.sh                   # N=200 runs each, ENTRIES=10000
 #   N=50 ENTRIES=100000 bench/sealed.sh
@@ -64,9 +66,11 @@ echo "runs=$N entries=$ENTRIES (interleaved, wall time per process)"
 	-- "<$work/ledger.json" "$bin/docket-hook" ledger --socket "$sock" \
 	-- "<$work/stop-claim.json" "$bin/docket-hook" gate --socket "$sock" \
 	-- "<$work/judge.json" "$bin/docket-hook" judge --socket "$sock" \
+	-- "<$work/stop-claim.json" "$bin/docket-hook" judge --socket "$sock" \
 	-- "<$work/ledger.json" "$bin/docket-ledger" \
 	-- "<$work/stop-claim-local.json" "$bin/docket-gate" \
 	-- "<$work/judge.json" "$bin/docket-judge"
 echo "(rows: noop; the hook binaries as thin clients: docket-ledger, docket-gate with a claim, docket-judge;"
-echo " docket-hook ledger, gate, judge; the hook binaries in-process: ledger, gate, judge)"
+echo " docket-hook ledger, gate, judge; docket-hook judge on a Stop payload (the round trip alone: the"
+echo " daemon only decodes it); the hook binaries in-process: ledger, gate, judge)"
 "$bin/docket" verify --session bench-gate --accept-sealed | head -1
