@@ -686,6 +686,14 @@ func runSealed(uninstall bool, args []string, stdout, stderr io.Writer, sys seal
 		}
 		// the settings are the invoking user's, not root's
 		if os.Geteuid() == 0 && uid != 0 {
+			// and the runtime's directory (.claude, …) if install made it
+			if dir := filepath.Dir(c.Path); strings.HasPrefix(filepath.Base(dir), ".") {
+				if st, err := os.Stat(dir); err == nil {
+					if o, ok := statOwner(st); ok && o.uid == 0 {
+						sys.Chown(dir, uid, gid)
+					}
+				}
+			}
 			sys.Chown(c.Path, uid, gid)
 			if matches, _ := filepath.Glob(c.Path + ".docket-bak*"); len(matches) > 0 {
 				for _, m := range matches {

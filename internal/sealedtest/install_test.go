@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,7 +56,9 @@ func TestSealedInstallReal(t *testing.T) {
 	key, err := os.ReadFile(filepath.Join(src, "keys", "hmac.key"))
 	must(t, err)
 
-	out, err := docket(nil, "install", "--sealed", "--prefix", prefix, "--user", sealedUser, "--admin-group", adminGroup,
+	// run as with sudo by the agent's user: the settings stay theirs
+	sudo := []string{"SUDO_UID=" + strconv.Itoa(e.agentID), "SUDO_GID=" + strconv.Itoa(e.agentID), "SUDO_USER=" + agentUser}
+	out, err := docket(sudo, "install", "--sealed", "--prefix", prefix, "--user", sealedUser, "--admin-group", adminGroup,
 		"--witness", "/witness", "--bin", e.bin)
 	if err != nil {
 		t.Fatalf("install --sealed: %v\n%s", err, out)
@@ -124,6 +127,11 @@ func TestSealedInstallReal(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(string(settings), "--socket "+sock) {
 		t.Fatalf("settings not wired with the socket:\n%s", settings)
+	}
+	for _, p := range []string{".claude", ".claude/settings.json"} {
+		if st, err := os.Stat(filepath.Join(e.proj, p)); err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != e.agentID {
+			t.Fatalf("%s not left to the user who ran sudo: %v", p, err)
+		}
 	}
 	agent := func(stdin []byte, bin string, args ...string) (string, int) {
 		cmd := exec.Command("runuser", append([]string{"-u", agentUser, "--", filepath.Join(e.bin, bin)}, args...)...)
