@@ -158,7 +158,8 @@ func (d *hookDaemon) publish(ev *hooks.Event, r *gate.Result) {
 func writeWitness(dir, session string, msg []byte, size int64, vkey string) error {
 	path := filepath.Join(dir, session+WitnessExt)
 	if old, err := os.ReadFile(path); err == nil {
-		if c, err := ledger.OpenCheckpoint(old, vkey); err == nil && c.Size > size {
+		// another session's checkpoint planted here does not count
+		if c, err := ledger.OpenCheckpoint(old, vkey); err == nil && c.Origin == ledger.Origin(session) && c.Size > size {
 			return fmt.Errorf("the witness holds a checkpoint of %d entries and the ledger has %d: the ledger was rolled back; run 'docket verify --witness %s'", c.Size, size, dir)
 		}
 	}

@@ -478,3 +478,22 @@ func TestDaemonGateStateFollowsTheLedger(t *testing.T) {
 		t.Fatalf("an append by another process did not make the gate read (%d reads)", reads())
 	}
 }
+
+// A checkpoint of another session planted in the witness directory (one
+// the agent could write) neither stops the daemon witnessing the session
+// nor survives the next stop.
+func TestWitnessIgnoresAPlantedCheckpoint(t *testing.T) {
+	_, d, proj := daemonEnv(t)
+	d.witness = t.TempDir()
+	peer := hookclient.Peer{UID: uint32(os.Geteuid())}
+	for i := 0; i < 5; i++ {
+		hookCall(t, d, hookclient.RouteLedger, peer, toolCall("big", proj, i))
+	}
+	hookCall(t, d, hookclient.RouteGate, peer, stopClaim("big", proj))
+	hookCall(t, d, hookclient.RouteLedger, peer, toolCall("small", proj, 1))
+	copyFile(t, filepath.Join(d.witness, "big.checkpoint"), filepath.Join(d.witness, "small.checkpoint"))
+	hookCall(t, d, hookclient.RouteGate, peer, stopClaim("small", proj))
+	if code, out, errs := runCLI("verify", "--witness", d.witness); code != 0 {
+		t.Fatalf("verify --witness: %d\n%s%s", code, out, errs)
+	}
+}
