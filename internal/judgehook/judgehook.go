@@ -54,6 +54,13 @@ Exit codes:
 `
 
 // Options are what differs between the binary and the daemon.
+// Ledger records decisions and holds the keys that sign the trust
+// files; *ledger.Ledger is one.
+type Ledger interface {
+	judge.Recorder
+	Keys() *ledger.Keys
+}
+
 type Options struct {
 	// Getenv reads the hook's environment (DOCKET_HEADLESS,
 	// DOCKET_JUDGE_TRACE); nil means os.Getenv.
@@ -63,6 +70,10 @@ type Options struct {
 	// Wire, when set, connects the engine's store instead of opening
 	// the store under the state root; it returns a closer (may be nil).
 	Wire func(e *judge.Engine) func()
+	// LoadPolicySet and OpenLedger, when set, replace judge.LoadPolicySet
+	// and ledger.Open (the daemon keeps both warm).
+	LoadPolicySet func(h home.Home, delegatePaths ...string) (*judge.PolicySet, error)
+	OpenLedger    func(h home.Home) (Ledger, error)
 }
 
 type usageErr struct{ msg string }
@@ -154,7 +165,15 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID) // for `docket validate` without --session
 	t0 := time.Now()
 	root := judge.ProjectRoot(ev.Cwd)
-	set, err := judge.LoadPolicySet(h, judge.DelegatePaths(root, ev.Cwd, ev.AgentType)...)
+	loadSet := judge.LoadPolicySet
+	openLedger := func(h home.Home) (Ledger, error) { return ledger.Open(h) }
+	if o.LoadPolicySet != nil {
+		loadSet = o.LoadPolicySet
+	}
+	if o.OpenLedger != nil {
+		openLedger = o.OpenLedger
+	}
+	set, err := loadSet(h, judge.DelegatePaths(root, ev.Cwd, ev.AgentType)...)
 	if err != nil {
 		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny,
 			Reason: "docket-judge: policy invalid (" + err.Error() + "); failing closed until the policy is fixed"}, nil
@@ -170,7 +189,7 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 		defer llm.Close()
 		e.LLM = llm
 	}
-	if l, err := ledger.Open(h); err == nil {
+	if l, err := openLedger(h); err == nil {
 		e.Ledger = l
 		// monitoring levels and the session's origin: two small MAC'd files
 		e.Trust = judge.LoadTrust(h, l.Keys())
