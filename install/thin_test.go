@@ -55,7 +55,7 @@ func TestThinWiringChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Removed != 5 || strings.Contains(string(u.New), "docket-hook") {
+	if u.Removed != 6 || strings.Contains(string(u.New), "docket-hook") {
 		t.Fatalf("uninstall removed %d:\n%s", u.Removed, u.New)
 	}
 }

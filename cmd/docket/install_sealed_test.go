@@ -131,8 +131,8 @@ func TestInstallSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(settings), "--socket "+filepath.Join(prefix, "run/docket/docket.sock")); n != 5 {
-		t.Errorf("%d hooks wired with --socket, want 5:\n%s", n, settings)
+	if n := strings.Count(string(settings), "--socket "+filepath.Join(prefix, "run/docket/docket.sock")); n != 6 {
+		t.Errorf("%d hooks wired with --socket, want 6:\n%s", n, settings)
 	}
 	for _, sub := range []string{"docket-hook judge --runtime claude", "docket-hook ledger --runtime claude", "docket-hook gate --runtime claude --timeout 12s"} {
 		if !strings.Contains(string(settings), sub) {
