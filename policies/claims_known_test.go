@@ -9,6 +9,7 @@ import (
 	"go/format"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,9 +37,12 @@ func knownFile(t *testing.T) []byte {
 		lits     bool
 		nm       bool
 		literals []string
+		fold     []string
 	}
 	exprs := map[string]entry{}
-	add := func(expr string, lits bool) {
+	var addFold func(expr string, lits, fold bool)
+	add := func(expr string, lits bool) { addFold(expr, lits, false) }
+	addFold = func(expr string, lits, fold bool) {
 		if _, err := regexp.Compile(expr); err != nil {
 			t.Fatalf("default expression %q: %v", expr, err)
 		}
@@ -48,6 +52,9 @@ func knownFile(t *testing.T) []byte {
 		}
 		e := exprs[expr]
 		e.nm = info.hasN && info.hasM
+		if re, err := syntax.Parse(expr, syntax.Perl); err == nil && fold {
+			e.fold = foldedRequired(re.Simplify())
+		}
 		if lits {
 			e.lits, e.literals = true, info.lits
 		}
@@ -62,10 +69,10 @@ func knownFile(t *testing.T) []byte {
 		}
 	}
 	for _, p := range y.Writes.Tools {
-		add("^(?:"+p+")$", false)
+		addFold("^(?:"+p+")$", false, true)
 	}
 	for _, p := range append(append([]string(nil), y.Writes.Bash...), y.Writes.Raw...) {
-		add(p, false)
+		addFold(p, false, true)
 	}
 	for _, cues := range [][]string{y.Negation.Cues, y.Negation.After, y.Future.Cues, y.Future.Temporal, y.Questions.Starters, y.Questions.Tails} {
 		for _, c := range cues {
@@ -103,6 +110,16 @@ func knownFile(t *testing.T) []byte {
 		}
 		if e.nm {
 			b.WriteString(", nm: true")
+		}
+		if e.fold != nil {
+			b.WriteString(", fold: []string{")
+			for i, l := range e.fold {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(strconv.Quote(l))
+			}
+			b.WriteString("}")
 		}
 		b.WriteString("},\n")
 	}

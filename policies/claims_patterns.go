@@ -28,6 +28,30 @@ type Pattern struct {
 	never bool // on a compile error, match nothing (exclude patterns)
 	once  sync.Once
 	re    *regexp.Regexp
+
+	// fold are foldString'd literals one of which every match contains
+	// (nil: none), from the known table (foldKnown) or derived on first
+	// use.
+	fold      []string
+	foldKnown bool
+	foldOnce  sync.Once
+}
+
+// MayMatchFolded reports whether the pattern can match text whose
+// foldString is folded: false only when none of its folded literals
+// occurs in it. Unlike MayMatch it is sound for any pattern, with or
+// without (?i): a match's text folds to a string containing a literal's
+// fold.
+func (p *Pattern) MayMatchFolded(folded string) bool {
+	p.foldOnce.Do(func() {
+		if p.foldKnown {
+			return
+		}
+		if re, err := syntax.Parse(p.expr, syntax.Perl); err == nil {
+			p.fold = foldedRequired(re.Simplify())
+		}
+	})
+	return p.fold == nil || containsAny(folded, p.fold)
 }
 
 // matchAll and matchNone stand in for an expression that does not
@@ -275,6 +299,7 @@ func newPatterns(field string, srcs []string, pre, post string, lits bool) ([]*P
 			if lits && !k.noLits {
 				p.Literals = k.lits
 			}
+			p.fold, p.foldKnown = k.fold, true
 		} else {
 			info, err := checkExpr(p.expr)
 			if err != nil {
@@ -389,4 +414,7 @@ type knownExpr struct {
 	lits   []string
 	noLits bool
 	nm     bool
+	// fold: literals (foldString'd) one of which every match contains;
+	// nil for none. Only the write patterns use it (see MayMatchFolded).
+	fold []string
 }
