@@ -71,12 +71,13 @@ var defaultsDigest = sync.OnceValue(func() string {
 // ctime in it, and ok false when something is a symlink or cannot be
 // fingerprinted.
 func approvalFingerprint(h home.Home, files []string) (fp string, latest time.Time, ok bool) {
-	var b strings.Builder
-	b.WriteString("defaults " + defaultsDigest() + "\n")
+	var b []byte
+	absent := false
 	add := func(name, p string, mayBeAbsent bool) bool {
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) && mayBeAbsent {
-			b.WriteString(name + " -\n")
+			b = append(append(b, name...), " -\n"...)
+			absent = true
 			return true
 		}
 		if err != nil || st.Mode()&fs.ModeSymlink != 0 {
@@ -91,7 +92,21 @@ func approvalFingerprint(h home.Home, files []string) (fp string, latest time.Ti
 				latest = t
 			}
 		}
-		fmt.Fprintf(&b, "%s %s %o\n", name, statKey(st), st.Mode())
+		b = append(append(b, name...), ' ')
+		b = strconv.AppendInt(b, st.Size(), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, st.ModTime().UnixNano(), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, sys.Ctim.Sec, 10)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, sys.Ctim.Nsec, 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, sys.Dev, 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, sys.Ino, 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(st.Mode()), 8)
+		b = append(b, '\n')
 		return true
 	}
 	if !add(".", h.Root, false) || !add("policies/", h.PoliciesDir(), true) || !add("validators/", h.ValidatorsDir(), true) ||
@@ -103,7 +118,13 @@ func approvalFingerprint(h home.Home, files []string) (fp string, latest time.Ti
 			return "", latest, false
 		}
 	}
-	return b.String(), latest, true
+	if absent {
+		// without a record, or with a policy file removed, the embedded
+		// defaults decide: this binary's must be the ones cached
+		b = append(append(b, "defaults "...), defaultsDigest()...)
+		b = append(b, '\n')
+	}
+	return string(b), latest, true
 }
 
 // policyFileNames lists the names policyFiles looks at.

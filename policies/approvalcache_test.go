@@ -179,3 +179,25 @@ func TestApprovalCacheRace(t *testing.T) {
 	cacheApproval(h, pre)
 	wantUnapproved(t, h, "changed during the check")
 }
+
+// Without an approval record the embedded defaults decide: a cache
+// written by a docket with other defaults is not trusted.
+func TestApprovalCacheOtherDefaults(t *testing.T) {
+	h := approvalHome(t)
+	os.MkdirAll(filepath.Join(h.Root, "run"), 0o700)
+	os.Remove(filepath.Join(h.ValidatorsDir(), "v.yaml"))
+	os.Remove(h.ToolchainsPath())
+	moveClock(t, 10*time.Second)
+	if err := CheckApproval(h); err != nil {
+		t.Fatal(err)
+	}
+	if !approvalCached(h) {
+		t.Fatal("defaults in force, not cached")
+	}
+	old := defaultsDigest
+	defer func() { defaultsDigest = old }()
+	defaultsDigest = func() string { return "another docket" }
+	if approvalCached(h) {
+		t.Fatal("cache of other defaults trusted")
+	}
+}
