@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,7 +295,7 @@ func newPatterns(field string, srcs []string, pre, post string, lits bool) ([]*P
 			return nil, fmt.Errorf("%s[%d]: empty pattern", field, i)
 		}
 		p := &Pattern{Source: src, expr: pre + src + post, never: !lits}
-		if k, ok := knownExprs()[p.expr]; ok {
+		if k, ok := lookupKnown(p.expr); ok {
 			p.NM = k.nm
 			if lits && !k.noLits {
 				p.Literals = k.lits
@@ -353,7 +354,7 @@ func newCueSet(field string, cues []string, anchored bool) (*CueSet, error) {
 			return nil, fmt.Errorf("%s[%d]: empty cue", field, i)
 		}
 		alt := cueExpr(cue)
-		if _, ok := knownExprs()[alt]; !ok {
+		if _, ok := lookupKnown(alt); !ok {
 			if _, err := syntax.Parse(alt, syntax.Perl); err != nil {
 				return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
 			}
@@ -405,12 +406,19 @@ func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
-// knownExprs is the table of claims_known.go, built on first use so that
-// the binaries that never load the lexicon do not pay for it.
-var knownExprs = sync.OnceValue(knownExprsTable)
+// lookupKnown finds expr in the table of claims_known.go (sorted static
+// data: nothing is built at start-up).
+func lookupKnown(expr string) (knownExpr, bool) {
+	i := sort.Search(len(knownExprsList), func(i int) bool { return knownExprsList[i].expr >= expr })
+	if i < len(knownExprsList) && knownExprsList[i].expr == expr {
+		return knownExprsList[i], true
+	}
+	return knownExpr{}, false
+}
 
-// knownExpr is an entry of knownExprs (claims_known.go).
+// knownExpr is an entry of knownExprsList (claims_known.go).
 type knownExpr struct {
+	expr   string
 	lits   []string
 	noLits bool
 	nm     bool

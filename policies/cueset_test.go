@@ -163,3 +163,19 @@ func TestCueSetCompilesLittle(t *testing.T) {
 		t.Errorf("%d compiled alternations for two texts", len(c.re))
 	}
 }
+
+// lookupKnown searches knownExprsList, which must be sorted and finds
+// every entry.
+func TestKnownExprsSorted(t *testing.T) {
+	for i, k := range knownExprsList {
+		if i > 0 && knownExprsList[i-1].expr >= k.expr {
+			t.Fatalf("knownExprsList not sorted at %d: %q >= %q", i, knownExprsList[i-1].expr, k.expr)
+		}
+		if got, ok := lookupKnown(k.expr); !ok || got.expr != k.expr {
+			t.Fatalf("lookupKnown(%q) missed", k.expr)
+		}
+	}
+	if _, ok := lookupKnown("(?i)not in the table"); ok {
+		t.Fatal("lookupKnown found what is not there")
+	}
+}
