@@ -65,7 +65,7 @@ func knownFile(t *testing.T) []byte {
 			add("(?i)"+p, true)
 		}
 		for _, p := range c.Exclude {
-			add("(?i)"+p, false)
+			addFold("(?i)"+p, false, true)
 		}
 	}
 	for _, p := range y.Writes.Tools {

@@ -197,6 +197,9 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
+// FoldString is foldString, for MayMatchFolded's callers.
+func FoldString(s string) string { return foldString(s) }
+
 // foldString maps every rune of s to the smallest rune of its simple
 // case-folding orbit, the equivalence (?i) matches under: a literal
 // matches case-insensitively at some place in s exactly when its
@@ -423,6 +426,6 @@ type knownExpr struct {
 	noLits bool
 	nm     bool
 	// fold: literals (foldString'd) one of which every match contains;
-	// nil for none. Only the write patterns use it (see MayMatchFolded).
+	// nil for none. The write and exclude patterns use it (MayMatchFolded).
 	fold []string
 }

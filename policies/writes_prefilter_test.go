@@ -116,3 +116,29 @@ func TestWritePrefilterEditedLexicon(t *testing.T) {
 		}
 	}
 }
+
+// Every exclude pattern that matches a text passes its prefilter on it.
+func TestExcludePrefilterSound(t *testing.T) {
+	lex, err := DefaultClaims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := append(cueTexts(t), "not done", "NOT DONE", "green-button", "passed to the parser", "Passing THE value",
+		"做完后", "안 끝", "got done", "what I have done", "working on it", "unverified")
+	matched := 0
+	for _, r := range lex.Types {
+		for _, p := range r.Exclude {
+			for _, s := range texts {
+				if p.Regexp().MatchString(s) {
+					matched++
+					if !p.MayMatchFolded(foldString(s)) {
+						t.Errorf("exclude %s matches %q but its prefilter says no", p, s)
+					}
+				}
+			}
+		}
+	}
+	if matched < 10 {
+		t.Errorf("only %d exclude matches: the test proves little", matched)
+	}
+}
