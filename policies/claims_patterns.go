@@ -133,6 +133,9 @@ func (c *CueSet) FindIndex(s string) []int {
 	return re.FindStringIndex(s)
 }
 
+// maxCueRegexps bounds the compiled alternations a CueSet keeps.
+const maxCueRegexps = 64
+
 // regexpFor returns the alternation of the cues that may match s, or nil
 // when none may.
 func (c *CueSet) regexpFor(s string) *regexp.Regexp {
@@ -162,8 +165,8 @@ func (c *CueSet) regexpFor(s string) *regexp.Regexp {
 	if err != nil {
 		re = matchNone()
 	}
-	if c.re == nil {
-		c.re = map[string]*regexp.Regexp{}
+	if c.re == nil || len(c.re) >= maxCueRegexps {
+		c.re = map[string]*regexp.Regexp{} // a long-running process keeps a few
 	}
 	c.re[string(key)] = re
 	return re

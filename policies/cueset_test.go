@@ -179,3 +179,22 @@ func TestKnownExprsSorted(t *testing.T) {
 		t.Fatal("lookupKnown found what is not there")
 	}
 }
+
+// A long-running process matching many texts keeps a bounded number of
+// compiled alternations.
+func TestCueSetBounded(t *testing.T) {
+	lex, err := DefaultClaims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := lex.Negation
+	for i, cue := range c.Cues {
+		c.MatchString("x " + cue + " y")
+		c.MatchString(strings.Repeat("z ", i) + cue)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.re) > maxCueRegexps {
+		t.Fatalf("%d compiled alternations kept", len(c.re))
+	}
+}
