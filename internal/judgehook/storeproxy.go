@@ -28,7 +28,7 @@ import (
 
 // StoreRequest is one line a store client sends.
 type StoreRequest struct {
-	Op string `json:"op"` // recall | write_decision | submit | wait
+	Op string `json:"op"` // open | recall | write_decision | submit | wait
 	// Exactly one argument is set, as Op says.
 	Query    *judge.RecallQuery    `json:"query,omitempty"`
 	Decision *judge.DecisionRecord `json:"decision,omitempty"`
@@ -99,6 +99,7 @@ func serveOne(ctx context.Context, st StoreBackend, rq StoreRequest) (rs StoreRe
 	}
 	var err error
 	switch {
+	case rq.Op == "open": // the store opened for the first request
 	case rq.Op == "recall" && rq.Query != nil:
 		var r judge.Recall
 		r, err = st.Recall(ctx, *rq.Query)
@@ -143,13 +144,50 @@ func (r *remoteStore) call(ctx context.Context, rq StoreRequest) (StoreResponse,
 		return StoreResponse{}, r.dead
 	}
 	if r.in == nil {
+		t0 := time.Now()
 		in, out, stop, err := r.start()
 		if err != nil {
 			r.dead = fmt.Errorf("store unreachable: %w", err)
 			return StoreResponse{}, r.dead
 		}
 		r.in, r.out, r.stop = in, json.NewDecoder(bufio.NewReader(out)), stop
+		// Starting docket and opening the store is not the call's time:
+		// in-process the store opened in a few milliseconds, a child on
+		// a loaded machine can take longer than recall's whole deadline.
+		// It has its own bound; the call's deadline moves by what it took.
+		octx, cancel := context.WithTimeout(context.Background(), storeStartTimeout)
+		_, err = r.roundTrip(octx, StoreRequest{Op: "open"})
+		cancel()
+		if err != nil {
+			return StoreResponse{}, err
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = extendDeadline(ctx, dl.Add(time.Since(t0)))
+			defer cancel()
+		}
 	}
+	return r.roundTrip(ctx, rq)
+}
+
+// storeStartTimeout bounds starting `docket judge-store` and opening the
+// store.
+const storeStartTimeout = 5 * time.Second
+
+// extendDeadline returns a context with deadline dl that is cancelled
+// when ctx is cancelled (not when ctx's own deadline passes).
+func extendDeadline(ctx context.Context, dl time.Time) (context.Context, context.CancelFunc) {
+	nctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return nctx, func() { stop(); cancel() }
+}
+
+// roundTrip sends rq and reads its answer; r.mu is held.
+func (r *remoteStore) roundTrip(ctx context.Context, rq StoreRequest) (StoreResponse, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		rq.DeadlineMS = max(1, time.Until(dl).Milliseconds())
 	}

@@ -156,3 +156,33 @@ func TestRemoteStoreGarbage(t *testing.T) {
 		t.Fatal("garbage answer accepted")
 	}
 }
+
+// Starting the child and opening the store does not count against the
+// first call's deadline (recall's is 250 ms, store open included, which
+// a child on a loaded machine can exceed by itself); a start that takes
+// too long fails on its own bound.
+func TestRemoteStoreSlowStart(t *testing.T) {
+	mem := &judge.MemStore{}
+	r, _ := pipeStore(t, func(context.Context) (StoreBackend, error) {
+		time.Sleep(300 * time.Millisecond)
+		return mem, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := r.Recall(ctx, judge.RecallQuery{ToolName: "Bash"}); err != nil {
+		t.Fatalf("recall after a slow start: %v", err)
+	}
+	// a cancellation (not a deadline) still ends the call
+	r2, _ := pipeStore(t, func(context.Context) (StoreBackend, error) { return mem, nil })
+	id, err := r2.Submit(context.Background(), judge.ApprovalItem{ActionID: "b", ExpiresAt: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = id
+	r3, _ := pipeStore(t, func(context.Context) (StoreBackend, error) { return mem, nil })
+	cctx, ccancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, ccancel)
+	if _, err := r3.Wait(cctx, id, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first call cancelled: %v", err)
+	}
+}
