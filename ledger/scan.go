@@ -22,14 +22,7 @@ var errLineTooLong = errors.New("ledger line exceeds 1 MiB")
 // scanLines calls fn for each line of r without its newline; complete is
 // false for a final line with no newline (a torn tail).
 func scanLines(r io.Reader, fn func(line []byte, complete bool) error) error {
-	size := 256 << 10
-	if sr, ok := r.(*io.SectionReader); ok && sr.Size() < int64(size) {
-		// a short section (the tail a stop reads) needs no 256 KiB of
-		// fresh, page-faulted buffer; bufio's minimum is 16 bytes and
-		// a line longer than the buffer is assembled below
-		size = max(4096, int(sr.Size()))
-	}
-	br := bufio.NewReaderSize(r, size)
+	br := bufio.NewReaderSize(r, 256<<10)
 	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
