@@ -94,8 +94,9 @@ func (c *Claims) Rule(claim string) *ClaimRule {
 // IsWriteTool reports whether a tool call of that name modifies files
 // whatever its input.
 func (c *Claims) IsWriteTool(tool string) bool {
+	folded := foldString(tool)
 	for _, p := range c.WriteTools {
-		if p.Regexp().MatchString(tool) {
+		if p.MayMatchFolded(folded) && p.Regexp().MatchString(tool) {
 			return true
 		}
 	}
@@ -103,15 +104,19 @@ func (c *Claims) IsWriteTool(tool string) bool {
 }
 
 // IsWriteCommand reports whether a Bash command is marked as a write.
+// Only the patterns one of whose literals occurs in the command are
+// compiled and run (MayMatchFolded).
 func (c *Claims) IsWriteCommand(cmd string) bool {
+	folded := foldString(cmd)
 	for _, p := range c.WriteRaw {
-		if p.Regexp().MatchString(cmd) {
+		if p.MayMatchFolded(folded) && p.Regexp().MatchString(cmd) {
 			return true
 		}
 	}
 	blanked := blankQuotes(cmd)
+	folded = foldString(blanked)
 	for _, p := range c.WriteBash {
-		if p.Regexp().MatchString(blanked) {
+		if p.MayMatchFolded(folded) && p.Regexp().MatchString(blanked) {
 			return true
 		}
 	}

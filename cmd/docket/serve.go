@@ -15,6 +15,7 @@ import (
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
+	"github.com/docket/docket/judge/llmjudge"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/server"
 	"github.com/docket/docket/server/console"
@@ -138,7 +139,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		fmt.Fprintf(stderr, "docket: warning: ledger unavailable, evaluations are not recorded in it: %v\nhint: run 'docket init'\n", err)
 	}
 	if p := set.Judges.Model.Provider; p != "" && p != "none" {
-		llm := judge.NewLLMJudge(judge.LLMConfigFrom(set, os.Getenv))
+		llm := llmjudge.NewLLMJudge(llmjudge.LLMConfigFrom(set, os.Getenv))
 		defer llm.Close()
 		cfg.LLM = llm
 	}
