@@ -332,6 +332,9 @@ func outboundTexts(p *ActionProposal, set *PolicySet) ([]outText, []string) {
 		}
 		return bashOutbound(in.Command, p.Context.Cwd, p.Context.ProjectRoot)
 	}
+	if (set == nil || set.Directives == nil) && !defaultOutboundShape(p.Tool.Name) {
+		return nil, nil // the default list names only these: skip parsing it
+	}
 	ds, err := directivesOf(set)
 	if err != nil || !ds.Outbound(p.Tool.Name) {
 		return nil, nil
@@ -347,6 +350,12 @@ func outboundTexts(p *ActionProposal, set *PolicySet) ([]outText, []string) {
 		out = append(out, outText{where: "input." + strings.Join(path, "."), text: s, rewritable: true, path: append([]string(nil), path...)})
 	})
 	return out, nil
+}
+
+// defaultOutboundShape reports whether a tool could be on the default
+// outbound_tools list (TestDefaultOutboundShape keeps the two in step).
+func defaultOutboundShape(tool string) bool {
+	return strings.HasPrefix(strings.ToLower(tool), "mcp__") || strings.HasPrefix(tool, "Web")
 }
 
 func walkStrings(v any, path []string, fn func([]string, string)) {

@@ -233,3 +233,12 @@ func TestDirectivesEvaluate(t *testing.T) {
 		t.Fatalf("clean message fired: %v", ev.RuleIDs)
 	}
 }
+
+func TestDefaultOutboundShape(t *testing.T) {
+	d := policies.DefaultDirectives()
+	for _, g := range d.OutboundTools {
+		if !defaultOutboundShape(strings.TrimSuffix(g, "*")) {
+			t.Errorf("default outbound_tools pattern %q is not covered by defaultOutboundShape", g)
+		}
+	}
+}
