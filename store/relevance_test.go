@@ -112,9 +112,9 @@ func TestRelevanceRanking(t *testing.T) {
 	}{
 		{"severity: a secrets memory outranks a docs one of the same match and age", "fix the readme",
 			[]store.Candidate{mem("docs", "fix the readme wording", 3), mem("sec", "fix the readme that leaked a password", 3)}, "sec"},
-		{"frequency: a pattern seen four times outranks one seen once", "docker build fails on arm",
+		{"frequency: a pattern seen four times outranks one seen twice", "docker build fails on arm",
 			[]store.Candidate{
-				mem("once", "docker build fails on arm", 2, func(m *store.Memory) { m.PatternKey = "a" }),
+				mem("twice", "docker build fails on arm", 2, func(m *store.Memory) { m.PatternKey = "a"; m.Occurrences = 2 }),
 				mem("z_often", "docker build fails on arm", 2, func(m *store.Memory) { m.PatternKey = "b"; m.Occurrences = 4 }),
 			}, "z_often"},
 		{"decay: reinforcement resets it, a fresh observation outranks a stale one", "migration locks the table",
