@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,9 +98,11 @@ type outText struct {
 	path       []string // JSON path of a string input; nil for Bash
 	// trailers: git trailer lines are not scanned for email addresses
 	trailers bool
-	// joined: message flag values joined; a match here counts only when
-	// no single piece holds it
+	// joined: derived text (message flag values joined, percent-decoded
+	// text); a match here counts only when no single piece explains it
 	joined bool
+	// parts are the start offsets of the pieces of joined text
+	parts []int
 }
 
 // outFinding is a finding in one outText.
@@ -229,22 +232,51 @@ func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision)
 	return jm, true
 }
 
-// dropSeen drops the matches in joined text that a single piece holds
-// (they are found, and redacted, there).
+// dropSeen drops the matches in derived text that the pieces explain: the
+// match is in a piece as it stands, or it lies within one piece, or one
+// of the pieces it spans has a match of its own (found, and redacted,
+// there). What is left is a match that exists only once pieces are joined
+// — a secret split across two -m flags.
 func dropSeen(fs []outFinding, texts []outText) []outFinding {
 	out := fs[:0]
 	for _, f := range fs {
-		seen := false
-		if f.in.joined {
-			for _, t := range texts {
-				seen = seen || !t.joined && strings.Contains(t.text, f.match())
-			}
+		if f.in.joined && explained(f, texts) {
+			continue
 		}
-		if !seen {
-			out = append(out, f)
-		}
+		out = append(out, f)
 	}
 	return out
+}
+
+func explained(f outFinding, texts []outText) bool {
+	for _, t := range texts {
+		if !t.joined && strings.Contains(t.text, f.match()) {
+			return true
+		}
+	}
+	parts := f.in.parts
+	if len(parts) == 0 {
+		return false
+	}
+	var spanned []string
+	for i, p := range parts {
+		end := len(f.in.text)
+		if i+1 < len(parts) {
+			end = parts[i+1]
+		}
+		if p < f.End && end > f.Start {
+			spanned = append(spanned, f.in.text[p:end])
+		}
+	}
+	if len(spanned) <= 1 {
+		return true
+	}
+	for _, piece := range spanned {
+		if len(outbound.Scan(piece, outbound.Options{Kinds: []outbound.Kind{f.Kind}})) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func anyFinding(texts []outText) bool {
@@ -448,19 +480,35 @@ var fileFlags = map[string]bool{
 }
 
 func bashOutbound(cmd, cwd, root string) ([]outText, []string) {
-	line := dropHeredocBodies(cmd)
-	pipes, nested, ok := lexShell(line)
+	return bashOutboundDepth(cmd, cmd, cwd, root, 0)
+}
+
+// readers are commands whose file arguments become their output: piped
+// into an outbound command or substituted into its arguments, the files
+// are sent.
+var readers = map[string]bool{"cat": true, "head": true, "tail": true, "tac": true, "base64": true, "base32": true, "xxd": true, "od": true, "jq": true, "gzip": true, "zcat": true, "tee": false}
+
+// bashOutboundDepth analyses line (part of cmd, the whole command, which
+// redactions rewrite). The whole line of a command that sends something
+// out counts as outbound: pipes, variables and substitutions can carry any
+// part of it out.
+func bashOutboundDepth(line, cmd, cwd, root string, depth int) ([]outText, []string) {
+	if depth > maxShellDepth {
+		return []outText{{where: "command", text: line, rewritable: true, trailers: true}}, nil
+	}
+	lexed := dropHeredocBodies(line)
+	pipes, nested, ok := lexShell(lexed)
 	if !ok {
 		// a line docket cannot parse: if it names an outbound command
 		// anywhere, all of it counts as outbound
 		words := map[string]bool{}
-		for _, w := range strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()`$\"'", r) }) {
+		for _, w := range strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()`$\"'\\", r) }) {
 			words[filepath.Base(w)] = true
 		}
 		for w := range words {
 			if w != "git" && w != "gh" && outboundCommand([]string{w}) || w == "gh" ||
 				w == "git" && (words["commit"] || words["tag"] || words["notes"] || words["push"] || words["send-email"]) {
-				return []outText{{where: "command", text: cmd, rewritable: true, trailers: true}}, nil
+				return []outText{{where: "command", text: line, rewritable: true, trailers: true}}, nil
 			}
 		}
 		return nil, nil
@@ -468,25 +516,31 @@ func bashOutbound(cmd, cwd, root string) ([]outText, []string) {
 	var texts []outText
 	var unknown []string
 	any := false
+	var files []string
+	var fileSeg []Segment
 	for _, pipe := range pipes {
 		for si, raw := range pipe {
 			s := strip(raw)
+			if inner, ok := shellString(s); ok {
+				t, u := bashOutboundDepth(inner, cmd, cwd, root, depth+1)
+				if len(t) > 0 || len(u) > 0 {
+					any = true
+					texts, unknown = append(texts, t...), append(unknown, u...)
+				}
+				continue
+			}
 			if !outboundCommand(s.Argv) {
 				continue
 			}
 			any = true
 			name := s.Name()
 			if name == "gh" || name == "git" {
-				name += " " + firstArg(s.Argv)
+				name += " " + subOf(s.Argv)
 			}
-			where := name + " arguments"
 			isGit := s.Name() == "git"
-			for _, w := range s.Argv[1:] {
-				texts = append(texts, outText{where: where, text: w, rewritable: true, trailers: isGit})
-			}
 			// message flag values joined: a secret split in two
 			var joined strings.Builder
-			parts := 0
+			var parts []int
 			for i := 1; i < len(s.Argv); i++ {
 				f, v, hasV := strings.Cut(s.Argv[i], "=")
 				if messageFlags[f] && f != "" {
@@ -494,49 +548,113 @@ func bashOutbound(cmd, cwd, root string) ([]outText, []string) {
 						v = s.Argv[i+1]
 						i++
 					}
+					parts = append(parts, joined.Len())
 					joined.WriteString(v)
-					parts++
 				}
 			}
-			if parts > 1 {
-				texts = append(texts, outText{where: name + " message parts joined", text: joined.String(), trailers: isGit, joined: true})
+			if len(parts) > 1 {
+				texts = append(texts, outText{where: name + " message parts joined", text: joined.String(), trailers: isGit, joined: true, parts: parts})
 			}
 			for _, f := range bodyFiles(s, pipe[:si]) {
-				t, why := readOutboundFile(f, s.Cwd, cwd, root)
-				switch {
-				case why == "missing":
-					// written by this very line: the whole line is the body
-					texts = append(texts, outText{where: "command (body file " + f + " written by the line)", text: cmd, rewritable: true, trailers: isGit})
-				case why != "":
-					unknown = append(unknown, "the file "+f+" ("+why+")")
-				default:
-					texts = append(texts, outText{where: "file " + f, text: t, trailers: isGit})
-				}
+				files = append(files, f)
+				fileSeg = append(fileSeg, s)
 			}
 		}
 	}
 	if !any {
 		return nil, nil
 	}
-	// nested command bodies ($(…), `…`) and here-documents of an outbound
-	// line are part of what it sends
-	for _, n := range nested {
-		texts = append(texts, outText{where: "command substitution", text: n, rewritable: true})
+	// every word of the line, its substitutions and here-documents
+	for _, pipe := range pipes {
+		for _, raw := range pipe {
+			for _, w := range raw {
+				texts = append(texts, outText{where: "command", text: w, rewritable: true, trailers: true})
+			}
+		}
 	}
-	for _, b := range heredocBodies(cmd) {
+	for _, n := range nested {
+		texts = append(texts, outText{where: "command substitution", text: n, rewritable: true, trailers: true})
+		// $(cat FILE): the file's content is substituted into the line
+		if np, _, ok := lexShell(dropHeredocBodies(n)); ok {
+			for _, pipe := range np {
+				for _, raw := range pipe {
+					if s := strip(raw); readers[s.Name()] {
+						for _, w := range s.Argv[1:] {
+							if !strings.HasPrefix(w, "-") {
+								files = append(files, w)
+								fileSeg = append(fileSeg, s)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, b := range heredocBodies(line) {
 		texts = append(texts, outText{where: "here-document", text: b, rewritable: true, trailers: true})
+	}
+	// percent-encoded text (curl -d 'email=jane%40…') is scanned decoded
+	for _, t := range append([]outText(nil), texts...) {
+		if strings.Contains(t.text, "%") {
+			if dec, err := url.QueryUnescape(strings.ReplaceAll(t.text, "+", "%2B")); err == nil && dec != t.text {
+				texts = append(texts, outText{where: t.where + " (percent-decoded)", text: dec, trailers: t.trailers, joined: true})
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, f := range files {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		t, why := readOutboundFile(f, fileSeg[i].Cwd, cwd, root)
+		switch {
+		case why == "missing":
+			// written by this very line: what the line writes is in it
+			texts = append(texts, outText{where: "command (body file " + f + " written by the line)", text: line, rewritable: true, trailers: true})
+		case why != "":
+			unknown = append(unknown, "the file "+f+" ("+why+")")
+		default:
+			texts = append(texts, outText{where: "file " + f, text: t, trailers: true})
+		}
 	}
 	return texts, unknown
 }
 
-func firstArg(argv []string) string {
-	for _, w := range argv[1:] {
-		if !strings.HasPrefix(w, "-") {
+// shellString returns the script of `sh -c SCRIPT`, `bash -c …` or
+// `eval …`.
+func shellString(s Segment) (string, bool) {
+	switch s.Name() {
+	case "sh", "bash", "zsh", "dash", "ksh":
+		for i := 1; i < len(s.Argv)-1; i++ {
+			if a := s.Argv[i]; strings.HasPrefix(a, "-") && strings.Contains(a, "c") && !strings.HasPrefix(a, "--") {
+				return s.Argv[i+1], true
+			}
+		}
+	case "eval":
+		return strings.Join(s.Argv[1:], " "), len(s.Argv) > 1
+	}
+	return "", false
+}
+
+// subOf returns the subcommand of gh or git, skipping global options and
+// their values (git -c k=v -C dir, gh -R owner/repo).
+func subOf(argv []string) string {
+	for i := 1; i < len(argv); i++ {
+		w := argv[i]
+		switch {
+		case w == "-c" || w == "-C" || w == "-R" || w == "--repo" || w == "--git-dir" || w == "--work-tree" || w == "--namespace" || w == "--exec-path":
+			i++
+		case strings.HasPrefix(w, "-"):
+		default:
 			return w
 		}
 	}
 	return ""
 }
+
+// inlineNet: interpreter code that talks to the network.
+var inlineNet = regexp.MustCompile(`https?://|requests\.|urllib|http\.client|smtplib|socket\.|fetch\(|axios|XMLHttpRequest|Net::HTTP|LWP::|IO::Socket|curl_exec`)
 
 // outboundCommand reports whether argv sends text out of the machine.
 func outboundCommand(argv []string) bool {
@@ -545,20 +663,28 @@ func outboundCommand(argv []string) bool {
 	}
 	name := filepath.Base(argv[0])
 	switch name {
-	case "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "telnet", "ssh", "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks":
+	case "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "aws", "gcloud", "az":
 		return true
+	case "python", "python3", "node", "ruby", "perl", "php", "deno", "bun":
+		for i := 1; i < len(argv)-1; i++ {
+			if a := argv[i]; a == "-c" || a == "-e" || a == "-r" || a == "--eval" || a == "-E" {
+				return inlineNet.MatchString(argv[i+1])
+			}
+		}
+		return false
 	case "gh":
-		sub, rest := "", []string{}
-		for i, w := range argv[1:] {
-			if !strings.HasPrefix(w, "-") {
-				sub, rest = w, argv[i+2:]
+		sub := subOf(argv)
+		rest := []string{}
+		for i, w := range argv {
+			if w == sub && i > 0 {
+				rest = argv[i+1:]
 				break
 			}
 		}
 		switch sub {
 		case "api":
 			return true
-		case "pr", "issue", "release", "gist", "discussion", "repo", "label", "project":
+		case "pr", "issue", "release", "gist", "discussion", "repo", "label", "project", "secret", "variable":
 			verb := ""
 			for _, w := range rest {
 				if !strings.HasPrefix(w, "-") {
@@ -574,7 +700,7 @@ func outboundCommand(argv []string) bool {
 		}
 		return false
 	case "git":
-		switch firstArg(argv) {
+		switch subOf(argv) {
 		case "commit", "tag", "notes", "push", "send-email", "request-pull":
 			return true
 		}
@@ -606,8 +732,12 @@ func bodyFiles(s Segment, before [][]string) []string {
 			if strings.ContainsAny(w, " \t\n") {
 				continue
 			}
-			// field=@file, field@file (curl --data-urlencode), field=<file (curl -F)
-			for _, sep := range []string{"=@", "=<", "@"} {
+			// field=@file, field=<file (curl -F), field@file after --data-urlencode
+			seps := []string{"=@", "=<"}
+			if i > 1 && argv[i-1] == "--data-urlencode" {
+				seps = append(seps, "@")
+			}
+			for _, sep := range seps {
 				if j := strings.Index(w, sep); j > 0 && !strings.HasPrefix(w, "-") && !strings.Contains(w[:j], "/") {
 					if f := w[j+len(sep):]; f != "" && f != "-" && !strings.ContainsAny(f, " @") && looksLikePath(f) {
 						out = append(out, f)
@@ -618,9 +748,10 @@ func bodyFiles(s Segment, before [][]string) []string {
 		}
 	}
 	out = append(out, s.Inputs...)
-	if n := len(before); n > 0 {
-		prev := strip(before[n-1])
-		if prev.Name() == "cat" || prev.Name() == "base64" {
+	// what the pipeline feeds it: the files its readers read
+	for _, raw := range before {
+		prev := strip(raw)
+		if readers[prev.Name()] {
 			for _, w := range prev.Argv[1:] {
 				if !strings.HasPrefix(w, "-") {
 					out = append(out, w)
