@@ -653,6 +653,35 @@ func subOf(argv []string) string {
 	return ""
 }
 
+// loopbackOnly reports whether every URL among args names this machine
+// (localhost, 127.0.0.0/8, ::1): a request that never leaves it. With no
+// URL at all it is false.
+func loopbackOnly(args []string) bool {
+	n := 0
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		u := a
+		if !strings.Contains(u, "://") {
+			if !strings.HasPrefix(u, "localhost") && !strings.HasPrefix(u, "127.") && !strings.HasPrefix(u, "[::1]") {
+				continue
+			}
+			u = "http://" + u
+		}
+		pu, err := url.Parse(u)
+		if err != nil {
+			return false
+		}
+		n++
+		h := pu.Hostname()
+		if h != "localhost" && h != "::1" && !strings.HasPrefix(h, "127.") {
+			return false
+		}
+	}
+	return n > 0
+}
+
 // inlineNet: interpreter code that talks to the network.
 var inlineNet = regexp.MustCompile(`https?://|requests\.|urllib|http\.client|smtplib|socket\.|fetch\(|axios|XMLHttpRequest|Net::HTTP|LWP::|IO::Socket|curl_exec`)
 
@@ -663,7 +692,9 @@ func outboundCommand(argv []string) bool {
 	}
 	name := filepath.Base(argv[0])
 	switch name {
-	case "curl", "wget", "http", "https", "xh", "xhs", "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "aws", "gcloud", "az":
+	case "curl", "wget", "http", "https", "xh", "xhs":
+		return !loopbackOnly(argv[1:])
+	case "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "aws", "gcloud", "az":
 		return true
 	case "python", "python3", "node", "ruby", "perl", "php", "deno", "bun":
 		for i := 1; i < len(argv)-1; i++ {

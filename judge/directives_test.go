@@ -98,6 +98,8 @@ func TestDirectivesOutbound(t *testing.T) {
 		{"python inline post", bash(proj, `python3 -c "import requests; requests.post('https://api.acme-corp.io', data='jane.roe@acme-corp.io')"`), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
 		{"percent-encoded", bash(proj, `curl -d 'email=jane.roe%40acme-corp.io' https://api.acme-corp.io/sub`), "block", policies.DirectivePrivacy, ""},
 		// negatives
+		{"curl to localhost", bash(proj, `curl -X POST http://localhost:8000/users -d '{"email":"jane.roe@acme-corp.io"}'`), "none", "", ""},
+		{"curl to localhost and out", bash(proj, `curl http://127.0.0.1:8000/x https://api.acme-corp.io/y -d 'jane.roe@acme-corp.io'`), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
 		{"python local", bash(proj, `python3 -c "print('jane.roe@acme-corp.io')"`), "none", "", ""},
 		{"gh pr view", bash(proj, `gh -R o/r pr view 12 --comments`), "none", "", ""},
 		{"clean pr", bash(proj, `gh pr create --title "Bump deps" --body "Fixes #12, see 3f9a2c1d8e7b and v1.2.3"`), "none", "", ""},
@@ -251,5 +253,29 @@ func TestDefaultOutboundShape(t *testing.T) {
 		if !defaultOutboundShape(strings.TrimSuffix(g, "*")) {
 			t.Errorf("default outbound_tools pattern %q is not covered by defaultOutboundShape", g)
 		}
+	}
+}
+
+// BenchmarkDirectives: the cost the decision filter adds to a call, for a
+// local command (the common case) and for a pull request with a body.
+func BenchmarkDirectives(b *testing.B) {
+	firewall.UseDetector(gitleaks.Detect)
+	defer firewall.UseDetector(nil)
+	set := defaultSet(b)
+	e, _ := testEngine(b, set)
+	for _, bc := range []struct{ name, cmd string }{
+		{"local", `go test ./... -run TestRecall -count=1`},
+		{"pr_body", "gh pr create --title 'Fix recall ranking' --body \"$(cat <<'EOF'\n## Summary\nRanks by relevance. Fixes #12, see 3f9a2c1d8e7b.\n\n## Test plan\n- go test ./store/...\nEOF\n)\""},
+	} {
+		p, err := Assemble(bash(b.TempDir(), bc.cmd), set.Tools)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			d := &Decision{}
+			for i := 0; i < b.N; i++ {
+				e.checkDirectives(set, p, d)
+			}
+		})
 	}
 }
