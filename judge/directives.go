@@ -317,11 +317,13 @@ func wheresOf(fs []outFinding) []string {
 }
 
 // trailerLine is a git trailer ("Signed-off-by: Name <mail>").
-var trailerLine = regexp.MustCompile(`(?im)^[ \t]*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by|cc)[ \t]*:`)
+var trailerLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?im)^[ \t]*(signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|helped-by|cc)[ \t]*:`)
+})
 
 func inTrailer(text string, at int) bool {
 	ls := strings.LastIndexByte(text[:at], '\n') + 1
-	return trailerLine.MatchString(text[ls:at])
+	return trailerLine().MatchString(text[ls:at])
 }
 
 // safetyTerm returns the first safety term found as whole words in texts.
@@ -683,7 +685,9 @@ func loopbackOnly(args []string) bool {
 }
 
 // inlineNet: interpreter code that talks to the network.
-var inlineNet = regexp.MustCompile(`https?://|requests\.|urllib|http\.client|smtplib|socket\.|fetch\(|axios|XMLHttpRequest|Net::HTTP|LWP::|IO::Socket|curl_exec`)
+var inlineNet = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`https?://|requests\.|urllib|http\.client|smtplib|socket\.|fetch\(|axios|XMLHttpRequest|Net::HTTP|LWP::|IO::Socket|curl_exec`)
+})
 
 // outboundCommand reports whether argv sends text out of the machine.
 func outboundCommand(argv []string) bool {
@@ -699,7 +703,7 @@ func outboundCommand(argv []string) bool {
 	case "python", "python3", "node", "ruby", "perl", "php", "deno", "bun":
 		for i := 1; i < len(argv)-1; i++ {
 			if a := argv[i]; a == "-c" || a == "-e" || a == "-r" || a == "--eval" || a == "-E" {
-				return inlineNet.MatchString(argv[i+1])
+				return inlineNet().MatchString(argv[i+1])
 			}
 		}
 		return false
