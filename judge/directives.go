@@ -128,6 +128,10 @@ func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision)
 	var finds []outFinding
 	for i := range texts {
 		t := &texts[i]
+		if len(t.text) > outbound.MaxScan {
+			unknown = append(unknown, t.where+" (longer than docket scans)")
+			continue
+		}
 		for _, f := range outbound.Scan(t.text, outbound.Options{DetectorUnavailable: &unavailable}) {
 			if t.trailers && f.Kind == outbound.Email && inTrailer(t.text, f.Start) {
 				continue

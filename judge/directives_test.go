@@ -97,6 +97,7 @@ func TestDirectivesOutbound(t *testing.T) {
 		{"gh repo flag", bash(proj, `gh -R o/r issue create --title t --body "jane.roe@acme-corp.io"`), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
 		{"python inline post", bash(proj, `python3 -c "import requests; requests.post('https://api.acme-corp.io', data='jane.roe@acme-corp.io')"`), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
 		{"percent-encoded", bash(proj, `curl -d 'email=jane.roe%40acme-corp.io' https://api.acme-corp.io/sub`), "block", policies.DirectivePrivacy, ""},
+		{"padded past the scan limit", bash(proj, `gh issue create --title t --body "`+strings.Repeat("lorem ipsum ", 6000)+` jane.roe@acme-corp.io"`), "escalate", policies.DirectivePrivacy, ""},
 		// negatives
 		{"curl to localhost", bash(proj, `curl -X POST http://localhost:8000/users -d '{"email":"jane.roe@acme-corp.io"}'`), "none", "", ""},
 		{"curl to localhost and out", bash(proj, `curl http://127.0.0.1:8000/x https://api.acme-corp.io/y -d 'jane.roe@acme-corp.io'`), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
