@@ -51,7 +51,7 @@ import (
 const DirectiveRulePrefix = "directive:"
 
 // maxOutboundFile bounds a body file docket reads to scan.
-const maxOutboundFile = 256 << 10
+const maxOutboundFile = outbound.MaxScan
 
 var defaultDirectives = sync.OnceValues(func() (*policies.Directives, error) {
 	data, err := policies.Default(policies.DirectivesFile)

@@ -167,6 +167,15 @@ type TraceItem struct {
 // The response has no RecallID; the backend sets it when it records the
 // trace.
 func Select(req RecallRequest, cands []Candidate, now time.Time) (RecallResponse, []TraceItem) {
+	return SelectWith(nil, req, cands, now)
+}
+
+// SelectWith is Select under scoring configuration rc (nil: the one
+// UseRelevance installed, else the default).
+func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Time) (RecallResponse, []TraceItem) {
+	if rc == nil {
+		rc = currentRelevance()
+	}
 	resp := RecallResponse{
 		SchemaVersion: RecallResponseSchema,
 		RequestID:     req.RequestID,
@@ -184,7 +193,6 @@ func Select(req RecallRequest, cands []Candidate, now time.Time) (RecallResponse
 		}
 	}
 	seen := map[string]bool{}
-	rc := currentRelevance()
 	var items []scored
 	for _, c := range cands {
 		m := c.Memory

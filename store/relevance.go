@@ -51,8 +51,15 @@ type BucketRule struct {
 	Words []string `json:"words,omitempty"`
 }
 
+// RelevanceSchema is the schema a relevance policy declares.
+const RelevanceSchema = "docket.relevance.v1"
+
+// RelevanceFile is the relevance policy's file name under policies/.
+const RelevanceFile = "relevance.json"
+
 // Relevance is the scoring configuration.
 type Relevance struct {
+	Schema  string       `json:"schema,omitempty"`
 	Buckets []BucketRule `json:"buckets"`
 	// Fallback is the bucket of a memory no rule matches.
 	Fallback string `json:"fallback"`
@@ -80,6 +87,7 @@ func (f Factors) Score() float64 {
 // tried in order, the most severe domains first.
 func DefaultRelevance() *Relevance {
 	return &Relevance{
+		Schema:           RelevanceSchema,
 		Fallback:         "repo",
 		FallbackSeverity: 2,
 		Buckets: []BucketRule{
@@ -123,6 +131,12 @@ func ParseRelevance(b []byte) (*Relevance, error) {
 	var r Relevance
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("parse relevance: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("parse relevance: trailing data")
+	}
+	if r.Schema != "" && r.Schema != RelevanceSchema {
+		return nil, fmt.Errorf("parse relevance: schema: want %q, got %q", RelevanceSchema, r.Schema)
 	}
 	if r.Fallback == "" {
 		return nil, fmt.Errorf("parse relevance: fallback bucket required")

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/policies"
 	"github.com/docket/docket/store"
 	"github.com/docket/docket/store/memstore"
 	"github.com/docket/docket/store/sqlstore"
@@ -342,5 +344,50 @@ func TestRankingMatchesMemstore(t *testing.T) {
 				t.Fatalf("ranking differs from memstore:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 			}
 		})
+	}
+}
+
+// TestRelevancePolicy: the embedded relevance.json is the default set; a
+// replacement under policies/ re-buckets recall; an unusable one is an
+// error when the store opens, never the default.
+func TestRelevancePolicy(t *testing.T) {
+	def, err := policies.Default(store.RelevanceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := store.ParseRelevance(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(parsed, store.DefaultRelevance()) {
+		t.Fatalf("policies/defaults/relevance.json differs from store.DefaultRelevance()")
+	}
+	ctx := context.Background()
+	h, _ := home.At(t.TempDir())
+	if err := os.MkdirAll(h.PoliciesDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	custom := `{"schema":"docket.relevance.v1","fallback":"general","fallback_severity":1,
+		"buckets":[{"bucket":"payments","severity":5,"words":["refund"]}]}`
+	os.WriteFile(filepath.Join(h.PoliciesDir(), store.RelevanceFile), []byte(custom), 0o600)
+	s, err := sqlstore.Open(ctx, h, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := store.Memory{ID: "m1", Summary: "refund issued twice", Content: "refund issued twice",
+		Source:     store.Source{Kind: "system_event", URI: "ledger:s#1"},
+		Provenance: store.Provenance{Status: store.Observed, Confidence: 0.9, CreatedBy: "system"},
+		UsePolicy:  store.Evidence, Scope: store.Scope{Workspace: "ws", Visibility: store.WorkspaceVisible}}
+	if _, err := s.PutMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Recall(ctx, store.RecallRequest{Workspace: "ws", Query: store.Query{Summary: "refund"}})
+	if err != nil || len(resp.Memories) != 1 || resp.Memories[0].Bucket != "payments" {
+		t.Fatalf("custom buckets: %v %+v", err, resp.Memories)
+	}
+	os.WriteFile(filepath.Join(h.PoliciesDir(), store.RelevanceFile), []byte(`{"fallback":"x","fallback_severity":7}`), 0o600)
+	if _, err := sqlstore.Open(ctx, h, ""); err == nil || !strings.Contains(err.Error(), "relevance.json") {
+		t.Fatalf("invalid relevance.json: %v", err)
 	}
 }
