@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/docket/docket/judge/outbound"
 	"github.com/docket/docket/policies"
 )
@@ -124,6 +126,7 @@ func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision)
 	if err != nil {
 		return Judgment{Outcome: Block, Reason: "prime directives could not be loaded: " + err.Error(), RuleIDs: []string{DirectiveRulePrefix + "unavailable"}, Confidence: "high"}, true
 	}
+	texts = append(texts, normalized(texts)...)
 	unavailable := false
 	var finds []outFinding
 	for i := range texts {
@@ -234,6 +237,33 @@ func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision)
 		jm.Reason += "; remove the personal data or secret from the text the call sends out"
 	}
 	return jm, true
+}
+
+// normalized returns, for each text with non-ASCII characters, its NFKC
+// form without zero-width characters, as derived text: fullwidth ＠ and
+// digits, or a zero-width space inside an address, do not hide it.
+func normalized(texts []outText) []outText {
+	var out []outText
+	for _, t := range texts {
+		ascii := true
+		for i := 0; i < len(t.text) && ascii; i++ {
+			ascii = t.text[i] < 0x80
+		}
+		if ascii {
+			continue
+		}
+		n := strings.Map(func(r rune) rune {
+			switch r {
+			case '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad':
+				return -1
+			}
+			return r
+		}, norm.NFKC.String(t.text))
+		if n != t.text {
+			out = append(out, outText{where: t.where + " (normalized)", text: n, trailers: t.trailers, joined: true})
+		}
+	}
+	return out
 }
 
 // dropSeen drops the matches in derived text that the pieces explain: the

@@ -98,7 +98,10 @@ func TestDirectivesOutbound(t *testing.T) {
 		{"python inline post", bash(proj, `python3 -c "import requests; requests.post('https://api.acme-corp.io', data='jane.roe@acme-corp.io')"`), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
 		{"percent-encoded", bash(proj, `curl -d 'email=jane.roe%40acme-corp.io' https://api.acme-corp.io/sub`), "block", policies.DirectivePrivacy, ""},
 		{"padded past the scan limit", bash(proj, `gh issue create --title t --body "`+strings.Repeat("lorem ipsum ", 6000)+` jane.roe@acme-corp.io"`), "escalate", policies.DirectivePrivacy, ""},
+		{"fullwidth at sign", bash(proj, `gh issue comment 3 --body "mail jane.roe＠acme-corp.io"`), "block", policies.DirectivePrivacy, ""},
+		{"zero-width space", tool(proj, "mcp__slack__slack_post_message", map[string]any{"channel_id": "C1", "text": "card 4539\u200b1488 0343 6467"}), "block", policies.DirectivePrivacy, ""},
 		// negatives
+		{"non-ascii prose", bash(proj, `git commit -m "docs: résumé parsing für Ümlaute — naïve café"`), "none", "", ""},
 		{"curl to localhost", bash(proj, `curl -X POST http://localhost:8000/users -d '{"email":"jane.roe@acme-corp.io"}'`), "none", "", ""},
 		{"curl to localhost and out", bash(proj, `curl http://127.0.0.1:8000/x https://api.acme-corp.io/y -d 'jane.roe@acme-corp.io'`), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
 		{"python local", bash(proj, `python3 -c "print('jane.roe@acme-corp.io')"`), "none", "", ""},
