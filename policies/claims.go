@@ -357,7 +357,7 @@ func ruleLiterals(patterns []string) []string {
 		if err != nil {
 			return nil
 		}
-		lits := required(re.Simplify())
+		lits := requiredLiterals(re.Simplify(), strings.ToLower)
 		if lits == nil {
 			return nil
 		}
@@ -366,50 +366,6 @@ func ruleLiterals(patterns []string) []string {
 	return all
 }
 
-func required(re *syntax.Regexp) []string {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return []string{strings.ToLower(string(re.Rune))}
-	case syntax.OpCharClass:
-		// A small class (e.g. ✅|✔ factored by the parser) is a set of
-		// one-rune literals.
-		var out []string
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i+1]-re.Rune[i] > 8 || len(out) > 16 {
-				return nil
-			}
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				out = append(out, strings.ToLower(string(r)))
-			}
-		}
-		return out
-	case syntax.OpCapture, syntax.OpPlus:
-		return required(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return required(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		var best []string
-		for _, sub := range re.Sub {
-			if l := required(sub); l != nil && (best == nil || shortest(l) > shortest(best)) {
-				best = l
-			}
-		}
-		return best
-	case syntax.OpAlternate:
-		var out []string
-		for _, sub := range re.Sub {
-			l := required(sub)
-			if l == nil {
-				return nil
-			}
-			out = append(out, l...)
-		}
-		return out
-	}
-	return nil
-}
 
 func shortest(l []string) int {
 	n := -1

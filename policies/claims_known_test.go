@@ -53,7 +53,7 @@ func knownFile(t *testing.T) []byte {
 		e := exprs[expr]
 		e.nm = info.hasN && info.hasM
 		if re, err := syntax.Parse(expr, syntax.Perl); err == nil && fold {
-			e.fold = foldedRequired(re.Simplify())
+			e.fold = requiredLiterals(re.Simplify(), foldString)
 		}
 		if lits {
 			e.lits, e.literals = true, info.lits

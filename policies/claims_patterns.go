@@ -49,7 +49,7 @@ func (p *Pattern) MayMatchFolded(folded string) bool {
 			return
 		}
 		if re, err := syntax.Parse(p.expr, syntax.Perl); err == nil {
-			p.fold = foldedRequired(re.Simplify())
+			p.fold = requiredLiterals(re.Simplify(), foldString)
 		}
 	})
 	return p.fold == nil || containsAny(folded, p.fold)
@@ -187,7 +187,7 @@ func (c *CueSet) deriveLiterals() {
 		if err != nil {
 			continue
 		}
-		c.lits[i] = foldedRequired(re.Simplify())
+		c.lits[i] = requiredLiterals(re.Simplify(), foldString)
 	}
 }
 
@@ -244,12 +244,17 @@ func minFold(r rune) rune {
 	return m
 }
 
-// foldedRequired is required's logic with foldString for strings.ToLower
-// (whose mapping is not (?i)'s, see foldString).
-func foldedRequired(re *syntax.Regexp) []string {
+// requiredLiterals returns literals, folded by fold, one of which any
+// match of re must contain, or nil when there is no such set: a
+// concatenation requires what any of its parts requires, an alternation
+// the union of its branches, a small character class (e.g. ✅|✔
+// factored by the parser) is a set of one-rune literals. fold is
+// strings.ToLower for the rule prefilters, foldString where the text is
+// folded the way (?i) folds.
+func requiredLiterals(re *syntax.Regexp, fold func(string) string) []string {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return []string{foldString(string(re.Rune))}
+		return []string{fold(string(re.Rune))}
 	case syntax.OpCharClass:
 		var out []string
 		for i := 0; i+1 < len(re.Rune); i += 2 {
@@ -257,20 +262,20 @@ func foldedRequired(re *syntax.Regexp) []string {
 				return nil
 			}
 			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				out = append(out, string(minFold(r)))
+				out = append(out, fold(string(r)))
 			}
 		}
 		return out
 	case syntax.OpCapture, syntax.OpPlus:
-		return foldedRequired(re.Sub[0])
+		return requiredLiterals(re.Sub[0], fold)
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return foldedRequired(re.Sub[0])
+			return requiredLiterals(re.Sub[0], fold)
 		}
 	case syntax.OpConcat:
 		var best []string
 		for _, sub := range re.Sub {
-			if l := foldedRequired(sub); l != nil && (best == nil || shortest(l) > shortest(best)) {
+			if l := requiredLiterals(sub, fold); l != nil && (best == nil || shortest(l) > shortest(best)) {
 				best = l
 			}
 		}
@@ -278,7 +283,7 @@ func foldedRequired(re *syntax.Regexp) []string {
 	case syntax.OpAlternate:
 		var out []string
 		for _, sub := range re.Sub {
-			l := foldedRequired(sub)
+			l := requiredLiterals(sub, fold)
 			if l == nil {
 				return nil
 			}
@@ -341,7 +346,7 @@ func checkExpr(expr string) (exprInfo, error) {
 		info.hasN = info.hasN || n == "n"
 		info.hasM = info.hasM || n == "m"
 	}
-	info.lits = required(re.Simplify())
+	info.lits = requiredLiterals(re.Simplify(), strings.ToLower)
 	return info, nil
 }
 

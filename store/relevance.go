@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/docket/docket/policies"
 )
 
 // Relevance scoring (RABS §5–6). Every memory falls in a bucket — a
@@ -192,7 +194,7 @@ func (r *Relevance) Bucket(m *Memory) (string, int) {
 	for _, b := range r.Buckets {
 		for _, g := range b.Tools {
 			for _, t := range tools {
-				if globMatch(strings.ToLower(g), strings.ToLower(t)) {
+				if policies.Glob(strings.ToLower(g), strings.ToLower(t)) {
 					return b.Bucket, b.Severity
 				}
 			}
@@ -235,40 +237,14 @@ func normWords(s string) string {
 func pathMatch(glob, p string) bool {
 	p = strings.TrimPrefix(p, "./")
 	if !strings.Contains(glob, "/") {
-		return globMatch(glob, path.Base(p))
+		return policies.Glob(glob, path.Base(p))
 	}
 	// dir/* matches the directory anywhere in the path
 	if strings.HasSuffix(glob, "/*") {
 		dir := strings.TrimSuffix(glob, "/*")
 		return strings.HasPrefix(p, dir+"/") || strings.Contains(p, "/"+dir+"/")
 	}
-	return globMatch(glob, p)
-}
-
-// globMatch: '*' matches any run, '?' one character.
-func globMatch(pattern, s string) bool {
-	p, i := 0, 0
-	star, mark := -1, 0
-	for i < len(s) {
-		switch {
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, i
-			p++
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == s[i]):
-			p++
-			i++
-		case star >= 0:
-			p = star + 1
-			mark++
-			i = mark
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
+	return policies.Glob(glob, p)
 }
 
 // severity is the larger of the bucket's and the behavior's.
