@@ -166,6 +166,9 @@ type EvaluateResponse struct {
 	FailureKind       string            `json:"failure_kind,omitempty"`
 	Session           string            `json:"session"`
 	Warnings          []string          `json:"warnings,omitempty"`
+	// Trust is the monitoring level the call was judged under and what
+	// it asked for (in observe mode: what it would have done).
+	Trust *judge.TrustNote `json:"trust,omitempty"`
 }
 
 func (s *Server) evaluate(r *request) (int, any, error) {
@@ -188,7 +191,7 @@ func (s *Server) evaluate(r *request) (int, any, error) {
 	out := EvaluateResponse{DecisionID: ev.DecisionID, Decision: string(d.Outcome), Reason: d.Reason, RequiredRevision: d.RequiredRevision,
 		RevisedArguments: ev.Amendment, ApprovalID: d.EscalationID, ApprovalStatus: d.Approval, EnforcementAction: d.EnforcementAction,
 		RiskClass: string(d.RiskClass), MemoryUsed: d.MemoriesUsed, Recall: d.Recall, JudgeID: d.JudgeID, PolicyVersion: d.PolicyVersion,
-		FailureKind: d.FailureKind, Session: session, Warnings: d.Warnings}
+		FailureKind: d.FailureKind, Session: session, Warnings: d.Warnings, Trust: d.Trust}
 	if out.MemoryUsed == nil {
 		out.MemoryUsed = []judge.MemoryUse{}
 	}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ import (
 	"github.com/docket/docket/judge/storeadapter"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/store"
+	"github.com/docket/docket/trust"
 )
 
 // DefaultMaxBody bounds a request body (413 past it).
@@ -76,6 +78,9 @@ type Server struct {
 	once    sync.Once
 	logMu   sync.Mutex
 	ui      atomic.Pointer[http.Handler] // the console, at every path no API route takes
+	// levels keeps the monitoring levels (trust policy and MAC'd level
+	// summary) while neither file changes
+	levels Warm[*judge.Trust]
 }
 
 // New returns a server over cfg.
@@ -286,7 +291,24 @@ func (s *Server) engine() *judge.Engine {
 	if s.cfg.LLM != nil {
 		e.LLM = s.cfg.LLM
 	}
+	e.Trust = s.trustLevels()
 	return e
+}
+
+// trustLevels returns the monitoring levels an evaluation applies, as
+// the judge hook does (judge.LoadTrust): the trust policy and the level
+// summary, reloaded when the stat fingerprint of either file changes (a
+// refresh by `docket trust` or a critical violation rewrites the
+// summary). Without a ledger there are no keys to verify the summary
+// with, and levels are left out, as in the hook.
+func (s *Server) trustLevels() *judge.Trust {
+	if s.cfg.Ledger == nil {
+		return nil
+	}
+	h := s.cfg.Home
+	paths := []string{filepath.Join(h.PoliciesDir(), trust.PolicyFile), filepath.Join(h.Root, trust.Dir, trust.LevelsFile)}
+	t, _ := s.levels.Get("trust", paths, func() (*judge.Trust, error) { return judge.LoadTrust(h, s.cfg.Ledger.Keys()), nil })
+	return t
 }
 
 // Serve serves on ln until ctx ends, then drains: it stops accepting,
