@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/trust"
 )
 
 // This file is what the console (server/console) needs from the server:
@@ -127,3 +129,33 @@ type discard struct{}
 func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
+
+// TrustLevels reads the monitoring levels for the console, read-only:
+// the trust state (trust.Store.Load, MAC-verified with the ledger's keys)
+// advanced in memory to now, so a hold that completed since the last
+// refresh shows as the level it graduated to. Ledger entries written
+// since the last `docket trust` or refresh are not read; nothing is
+// written. The policy is the trust policy in force (on an error, the
+// fail-closed policy the judge uses, and the error).
+func (s *Server) TrustLevels(now time.Time) (*trust.State, trust.Policy, []string, error) {
+	p, perr := trust.LoadPolicy(s.cfg.Home)
+	var warn []string
+	if perr != nil {
+		warn = append(warn, perr.Error()+" (failing closed: enforce mode with the default thresholds)")
+	}
+	if s.cfg.Ledger == nil {
+		return nil, p, warn, errors.New("read trust levels: no ledger keys to verify them with")
+	}
+	st := &trust.Store{Home: s.cfg.Home, Keys: s.cfg.Ledger.Keys()}
+	state, err := st.Load()
+	if err != nil && !errors.Is(err, trust.ErrForged) {
+		return nil, p, warn, fmt.Errorf("read trust levels: %w", err)
+	}
+	if err != nil {
+		warn = append(warn, err.Error()+": every agent is at level 0 until `docket trust` rebuilds the state from the ledgers")
+	}
+	if now.After(state.Clock) {
+		state.Advance(&p, nil, now)
+	}
+	return state, p, append(warn, state.Warnings...), nil
+}

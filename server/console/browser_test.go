@@ -137,6 +137,7 @@ func TestBrowser(t *testing.T) {
 	f.seedDone()
 	item := f.seedReview("invoices above 1000 EUR need the finance owner's approval")
 	apr := f.seedApproval("sess-wire", "esc-1")
+	f.seedTrust()
 	dir := artifactsDir(t)
 	ctx := newBrowser(t)
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
@@ -160,6 +161,13 @@ func TestBrowser(t *testing.T) {
 	}
 	if n := eval[int](t, ctx, `document.querySelectorAll(".agent").length`); n < 2 {
 		t.Errorf("%d agent cards", n)
+	}
+	// the status cards show the monitoring levels
+	if lvl := text(t, ctx, `.agent .trust[data-agent="claude-code/main"] .lvl`); lvl != "2" {
+		t.Errorf("claude-code/main shown at level %q, want 2", lvl)
+	}
+	if row := text(t, ctx, `.agent .trust[data-agent="openclaw/coder"] table.trust tbody`); !strings.Contains(row, "tool:payments.wire\t0\t0.00") {
+		t.Errorf("openclaw/coder's levels: %q", row)
 	}
 	shot(t, ctx, dir, "overview")
 

@@ -7,12 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/server"
+	"github.com/docket/docket/trust"
 )
 
 func get(t *testing.T, c *http.Client, u string) (int, string) {
@@ -365,5 +368,71 @@ func TestAPIPathsStayJSON(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+}
+
+// agentCards returns the overview's agent cards by name.
+func agentCards(t *testing.T, body string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?s)<li class="agent"><h3>([^<]*)</h3>(.*?)</li>`).FindAllStringSubmatch(body, -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// TestTrustOnCards: the overview's agent cards show each agent's
+// monitoring level and score, with a row per tool and class, read from
+// the real trust state and advanced to now (two holds completed since
+// the last refresh read as level 2); a forged state shows no level.
+func TestTrustOnCards(t *testing.T) {
+	f := newFixture(t)
+	f.seedBlocked()
+	f.seedApproval("sess-wire", "esc-1")
+	f.seedTrust()
+	c := f.client(server.RoleReviewer)
+	_, body := get(t, c, f.url+"/")
+	cards := agentCards(t, body)
+	tests := []struct {
+		card, agent, level, score string
+		rows                      []string
+	}{
+		// the runtime's card is its main agent's
+		{"claude-code", "claude-code/main", "2", "1.00", []string{`<td>overall</td><td title="post-exec-review">2</td><td>1.00</td>`, "<td>tool:Bash</td>", "<td>class:reversible_write</td>"}},
+		// an agent with no session on the board gets a card of its own
+		{"claude-code/Explore", "claude-code/Explore", "2", "1.00", nil},
+		// a critical violation: level 0
+		{"coder", "openclaw/coder", "0", "0.00", []string{`<td>tool:payments.wire</td><td title="review-all">0</td>`}},
+	}
+	for _, tt := range tests {
+		card, ok := cards[tt.card]
+		if !ok {
+			t.Errorf("no card %q among %d", tt.card, len(cards))
+			continue
+		}
+		want := fmt.Sprintf(`data-agent="%s">`, tt.agent)
+		head := fmt.Sprintf(`%s: level <b class="lvl">%s</b>`, tt.agent, tt.level)
+		if !strings.Contains(card, want) || !strings.Contains(card, head) || !strings.Contains(card, `score <b class="score">`+tt.score+`</b>`) {
+			t.Errorf("card %s lacks %s at level %s, score %s:\n%s", tt.card, tt.agent, tt.level, tt.score, card)
+		}
+		for _, r := range tt.rows {
+			if !strings.Contains(card, r) {
+				t.Errorf("card %s lacks row %s:\n%s", tt.card, r, card)
+			}
+		}
+	}
+	if !strings.Contains(body, "mode observe: recorded, not enforced") {
+		t.Error("the trust mode is not shown")
+	}
+
+	// a state file written without the key is not believed
+	forged := `{"v":1,"key_id":"x","mac":"00","payload":{"clock":"2026-01-01T00:00:00Z","keys":{"claude-code/main *":{"agent":"claude-code/main","scope":"*","level":4,"score":1}}}}`
+	if err := os.WriteFile(filepath.Join(f.h.Root, trust.Dir, trust.StateFile), []byte(forged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, body = get(t, c, f.url+"/")
+	card := agentCards(t, body)["claude-code"]
+	if strings.Contains(card, `data-agent=`) || !strings.Contains(card, `level <b class="lvl">0</b> review-all`) || !strings.Contains(body, "does not verify") {
+		t.Errorf("forged trust state shown:\n%s", card)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/docket/docket/store/firewall"
 	"github.com/docket/docket/store/firewall/gitleaks"
 	"github.com/docket/docket/store/sqlstore"
+	"github.com/docket/docket/trust"
 )
 
 func TestMain(m *testing.M) {
@@ -186,4 +187,31 @@ func (f *fixture) seedApproval(session, key string) string {
 		f.t.Fatalf("evaluate queued no approval: %v", out)
 	}
 	return id
+}
+
+// seedTrust rates agents through the real trust store: claude-code's
+// main agent approved 25 times 65 days ago (level 2 by now: two 30-day
+// holds), the Explore subagent of claude-code (no session on the board)
+// likewise, and openclaw's coder with a critical violation (level 0).
+func (f *fixture) seedTrust() {
+	f.t.Helper()
+	p, err := trust.LoadPolicy(f.h)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	st := &trust.Store{Home: f.h, Keys: f.l.Keys()}
+	// the state is written as of 65 days ago: the levels a reader sees
+	// today are the ones it advances to
+	then := time.Now().Add(-65 * 24 * time.Hour)
+	crit := trust.Signal{ID: "crit-1", Time: then, Agent: "openclaw/coder", Tool: "payments.wire", Class: "high_risk",
+		Misaligned: true, High: true, Critical: true, Why: "critical: builtin:keys_read"}
+	sigs := []trust.Signal{crit}
+	for i := 0; i < 25; i++ {
+		for _, a := range []string{"claude-code/main", "claude-code/Explore"} {
+			sigs = append(sigs, trust.Signal{ID: fmt.Sprintf("%s-%d", a, i), Time: then, Agent: a, Tool: "Bash", Class: "reversible_write", Rating: 1, Why: "approved"})
+		}
+	}
+	if err := st.Record(&p, sigs, then); err != nil {
+		f.t.Fatal(err)
+	}
 }

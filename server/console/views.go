@@ -16,6 +16,7 @@ import (
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/server"
 	"github.com/docket/docket/store"
+	"github.com/docket/docket/trust"
 )
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
@@ -289,6 +290,83 @@ type agentCard struct {
 	Blocks    int
 	Escalates int
 	Pending   int
+	runtimes  []string
+	// Trust are the monitoring levels of the trust agents the card
+	// stands for (runtime/agent-type); none known means level 0.
+	Trust []*agentTrust
+}
+
+// agentTrust is one agent's monitoring levels: its overall level and
+// score (scope "*") and a row per tool and risk class.
+type agentTrust struct {
+	Agent     string
+	Level     int
+	LevelName string
+	Score     string
+	Rows      []trustRow
+}
+
+type trustRow struct {
+	Scope     string
+	Level     int
+	LevelName string
+	Score     string
+	Actions   int
+	Changed   time.Time // when the level was last set
+}
+
+// trustOverview is what the overview shows of trust levels.
+type trustOverview struct {
+	Mode     string
+	Clock    time.Time
+	Warnings []string
+}
+
+// trustAgents groups the trust state's keys by agent, sorted.
+func trustAgents(st *trust.State) []*agentTrust {
+	by := map[string]*agentTrust{}
+	var out []*agentTrust
+	for _, ks := range st.Keys {
+		a := by[ks.Agent]
+		if a == nil {
+			a = &agentTrust{Agent: ks.Agent, LevelName: trust.LevelName(0), Score: "—"}
+			by[ks.Agent] = a
+			out = append(out, a)
+		}
+		row := trustRow{Scope: ks.Scope, Level: ks.Level, LevelName: trust.LevelName(ks.Level), Score: fmt.Sprintf("%.2f", ks.Score), Actions: ks.Actions, Changed: ks.Since}
+		if ks.Scope == trust.AllScope {
+			a.Level, a.LevelName, a.Score = row.Level, row.LevelName, row.Score
+		}
+		a.Rows = append(a.Rows, row)
+	}
+	for _, a := range out {
+		sort.Slice(a.Rows, func(i, j int) bool {
+			// "*" first, then the classes, then the tools
+			if (a.Rows[i].Scope == trust.AllScope) != (a.Rows[j].Scope == trust.AllScope) {
+				return a.Rows[i].Scope == trust.AllScope
+			}
+			return a.Rows[i].Scope < a.Rows[j].Scope
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
+	return out
+}
+
+// standsFor reports whether the card is the trust agent's: the same
+// name, the runtime's card for its main agent, or the agent's card in
+// one of its runtime's sessions.
+func (a *agentCard) standsFor(agent string) bool {
+	if a.Name == agent {
+		return true
+	}
+	rt, typ, ok := strings.Cut(agent, "/")
+	if !ok {
+		return false
+	}
+	if typ == "main" && a.Name == rt {
+		return true
+	}
+	return a.Name == typ && contains(a.runtimes, rt)
 }
 
 type column struct {
@@ -301,6 +379,7 @@ const MaxBoardSessions = 100
 
 type overviewData struct {
 	Hidden    int // older sessions left off the board
+	Trust     trustOverview
 	Columns   []*column
 	Agents    []*agentCard
 	Events    []eventView
@@ -380,6 +459,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 				a = &agentCard{Name: n}
 				agents[n] = a
 			}
+			if v.Runtime != "" && !contains(a.runtimes, v.Runtime) {
+				a.runtimes = append(a.runtimes, v.Runtime)
+			}
 			a.Sessions++
 			a.ToolCalls += v.ToolCalls
 			a.Blocks += v.Blocks
@@ -391,6 +473,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		d.Agents = append(d.Agents, a)
 	}
 	sort.Slice(d.Agents, func(i, j int) bool { return d.Agents[i].Name < d.Agents[j].Name })
+	c.addTrust(&d)
 	last, err := c.srv.LastEventSeq(ctx)
 	if err == nil {
 		d.AfterSeq = last
@@ -404,6 +487,31 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	c.render(w, r, http.StatusOK, "overview", s, page{Title: "Overview", Nav: "overview", Data: d})
+}
+
+// addTrust puts each trust agent's levels on its card; an agent trust
+// knows with no session on the board gets a card of its own.
+func (c *Console) addTrust(d *overviewData) {
+	st, p, warn, err := c.srv.TrustLevels(c.Now())
+	d.Trust = trustOverview{Mode: p.Mode, Warnings: warn}
+	if err != nil {
+		d.Trust.Warnings = append(d.Trust.Warnings, err.Error())
+		return
+	}
+	d.Trust.Clock = st.Clock
+	for _, at := range trustAgents(st) {
+		placed := false
+		for _, a := range d.Agents {
+			if a.standsFor(at.Agent) {
+				a.Trust = append(a.Trust, at)
+				placed = true
+			}
+		}
+		if !placed {
+			d.Agents = append(d.Agents, &agentCard{Name: at.Agent, Trust: []*agentTrust{at}})
+		}
+	}
+	sort.Slice(d.Agents, func(i, j int) bool { return d.Agents[i].Name < d.Agents[j].Name })
 }
 
 // eventText is an event as the live log shows it; static/live.js builds
