@@ -14,10 +14,10 @@ import (
 //
 //   - its tool is the call's tool or one of the same kind (a lesson about
 //     Bash binds every runtime's shell), and
-//   - for a shell call, the lesson names one of the call's commands
+//   - for a shell call, the call runs every command the lesson names
 //     (program and subcommand: `git push`, `gh pr merge`, `kubectl
-//     apply`; for a program without subcommands its first operand:
-//     `rm /home/dev/other`, `cat ~/.aws/credentials`), and
+//     apply`; for a program without subcommands its first target
+//     operand: `rm /home/dev/other`, `cat ~/.aws/credentials`), and
 //   - for a file call, the lesson names the call's file.
 //
 // The memory's entities say it ("tool:bash", "command:git push",
@@ -197,17 +197,21 @@ func binds(m Memory, c subjectCall) bool {
 		return false
 	}
 	switch {
+	case c.kind == hooks.KindShell && len(commands) > 0:
+		// a lesson about a command line binds calls that run every
+		// command of it: "approve and merge" is not about a plain merge
+		keys := map[string]bool{}
+		for _, k := range c.commands {
+			keys[strings.Join(k, " ")] = true
+		}
+		for _, mc := range commands {
+			if !keys[mc] {
+				return false
+			}
+		}
+		return true
 	case c.kind == hooks.KindShell:
 		for _, k := range c.commands {
-			key := strings.Join(k, " ")
-			if len(commands) > 0 {
-				for _, mc := range commands {
-					if mc == key {
-						return true
-					}
-				}
-				continue
-			}
 			all := true
 			for _, w := range k {
 				all = all && words[w]
