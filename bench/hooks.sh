@@ -20,6 +20,10 @@
 #   -trimpath -ldflags "-s -w" -o /tmp/old/ ./cmd/docket-ledger ./cmd/docket-gate ./cmd/docket-judge)
 # ); each hook's row is then followed by the baseline's, in the same
 # interleaved run, so the two builds are compared under the same load.
+# A process runs measurably slower right after one that wrote and synced
+# (the gate with a claim appends its decision), so on a loaded machine
+# the row after it is penalised: BASELINE_FIRST=1 puts each baseline row
+# before its hook's instead, and the two orders together show the bias.
 # Every row gives the median wall time and the median CPU time (user+sys
 # of the process, from its rusage; the steadier figure on a loaded
 # machine), each with its ratio to the no-op.
@@ -75,9 +79,13 @@ rows=(-- "<$work/ledger.json" "$bin/noop")
 names="noop"
 for r in "ledger.json docket-ledger docket-ledger" "stop-claim.json docket-gate docket-gate-claim" "stop-plain.json docket-gate docket-gate-plain" "judge.json docket-judge docket-judge"; do
 	set -- $r
+	if [ -n "$base" ] && [ -n "${BASELINE_FIRST:-}" ]; then
+		rows+=(-- "<$work/$1" "$base/$2")
+		names="$names, $3 (baseline)"
+	fi
 	rows+=(-- "<$work/$1" "$bin/$2")
 	names="$names, $3"
-	if [ -n "$base" ]; then
+	if [ -n "$base" ] && [ -z "${BASELINE_FIRST:-}" ]; then
 		rows+=(-- "<$work/$1" "$base/$2")
 		names="$names, $3 (baseline)"
 	fi

@@ -392,7 +392,14 @@ func firstValidMatch(text, lower string, limit int, rule *policies.ClaimRule, le
 
 // excluded reports whether an exclude pattern's match overlaps [start,end).
 func excluded(text string, start, end int, excl []*policies.Pattern) bool {
-	for _, p := range excl {
+	folded := ""
+	for i, p := range excl {
+		if i == 0 {
+			folded = policies.FoldString(text)
+		}
+		if !p.MayMatchFolded(folded) {
+			continue // none of its literals occurs: it cannot match
+		}
 		for _, l := range p.Regexp().FindAllStringIndex(text, -1) {
 			if l[0] < end && l[1] > start || l[0] == start && l[1] == start {
 				return true

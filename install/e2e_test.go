@@ -100,9 +100,12 @@ type e2eSandbox struct {
 func newE2ESandbox(t *testing.T) *e2eSandbox {
 	root := t.TempDir()
 	s := &e2eSandbox{home: filepath.Join(root, "home"), project: filepath.Join(root, "project"), state: filepath.Join(root, "state")}
-	for _, d := range []string{s.home, s.project} {
+	// go telemetry off: `docket init` asks go for its version, and the go
+	// command writes telemetry under $HOME from a child that outlives it
+	for _, d := range []string{s.project, filepath.Join(s.home, ".config", "go", "telemetry")} {
 		os.MkdirAll(d, 0o755)
 	}
+	os.WriteFile(filepath.Join(s.home, ".config", "go", "telemetry", "mode"), []byte("off\n"), 0o644)
 	s.env = []string{"HOME=" + s.home, "DOCKET_HOME=" + s.state, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir(), "LANG=C.UTF-8"}
 	return s
 }

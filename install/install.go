@@ -44,6 +44,14 @@ const (
 	GateBin   = "docket-gate"
 )
 
+// HookBin is the sealed-mode thin client: 'docket-hook judge|ledger|gate
+// --socket PATH' does what docket-judge, docket-ledger and docket-gate do
+// with a socket, linking nothing but the client.
+const HookBin = "docket-hook"
+
+// hookSub maps a hook binary to its docket-hook subcommand.
+var hookSub = map[string]string{JudgeBin: "judge", LedgerBin: "ledger", GateBin: "gate"}
+
 // Binaries lists the hook binaries.
 var Binaries = []string{JudgeBin, LedgerBin, GateBin}
 
@@ -126,12 +134,18 @@ type Wire struct {
 	Args       []string
 	Timeout    time.Duration
 	Matcher    string // "" for events without a matcher
+	// Thin, when set, runs Binary's work through HookBin (sealed mode):
+	// docket-hook judge|ledger|gate.
+	Thin bool
 }
 
 // Command is w's command line with the binaries in binDir, for runtime
 // rt.
 func (w Wire) Command(binDir string, rt hooks.Runtime) string {
 	c := Command(binDir, w.Binary, rt)
+	if w.Thin {
+		c = shellQuote(filepath.Join(binDir, HookBin)) + " " + hookSub[w.Binary] + " --runtime " + string(rt)
+	}
 	for _, a := range w.Args {
 		c += " " + shellQuote(a)
 	}
@@ -335,6 +349,17 @@ func DocketBinary(cmd string) string {
 		base = prog[i+1:]
 	}
 	base = strings.TrimSuffix(base, ".exe")
+	if base == HookBin {
+		// docket-hook SUB: the first word naming a hook
+		for _, w := range strings.Fields(cmd)[1:] {
+			for b, sub := range hookSub {
+				if w == sub {
+					return b
+				}
+			}
+		}
+		return ""
+	}
 	for _, b := range Binaries {
 		if base == b {
 			return b

@@ -25,6 +25,12 @@ type Options struct {
 	// JudgeTimeout, when set, replaces the judge's timeout of Wiring
 	// (callers pass JudgeTimeoutFor the judges.md in force).
 	JudgeTimeout time.Duration
+	// Socket, when set, is passed to every hook as --socket PATH (sealed
+	// mode: the hooks are thin clients of the daemon there).
+	Socket string
+	// Thin, with Socket, wires docket-hook (HookBin) instead of the
+	// hook binaries: it links only the client, so it starts faster.
+	Thin bool
 }
 
 // Change is a planned edit of one settings file. Old and New are equal
@@ -135,6 +141,10 @@ func edit(c *Change, o Options, install bool) error {
 	}
 	if install {
 		for _, w := range Wiring(o.Runtime) {
+			if o.Socket != "" {
+				w.Args = append(append([]string(nil), w.Args...), "--socket", o.Socket)
+				w.Thin = o.Thin
+			}
 			if err := insertWire(hooksObj, w, o, pos); err != nil {
 				return &SettingsError{Path: path, Err: err}
 			}

@@ -153,7 +153,7 @@ func CheckWiring(rt hooks.Runtime, settings []byte, binDir string, judgeMin time
 		if e.Binary != w.Binary {
 			problems = append(problems, fmt.Sprintf("%s: runs %s, want %s", w.Event, e.Binary, w.Binary))
 		}
-		if binDir != "" && e.Program != filepath.Join(binDir, w.Binary) {
+		if binDir != "" && e.Program != filepath.Join(binDir, w.Binary) && e.Program != filepath.Join(binDir, HookBin) {
 			problems = append(problems, fmt.Sprintf("%s: runs %s, not the one in %s", w.Event, e.Program, binDir))
 		}
 		if r := CommandRuntime(e.Command); r != "" && r != string(rt) {

@@ -13,6 +13,7 @@ import (
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
 	"github.com/docket/docket/judge/judgetest"
+	"github.com/docket/docket/judge/llmjudge"
 	"github.com/docket/docket/policies"
 )
 
@@ -133,11 +134,11 @@ func llmHarness(provider string) judgetest.Harness {
 			var calls atomic.Int64
 			srv := fakeModel(t, provider, s, &calls)
 			endpoints = append(endpoints, srv.URL)
-			return judge.NewLLMJudge(judge.LLMConfig{Provider: provider, Model: "suite-model", Endpoint: srv.URL, APIKey: suiteKey,
+			return llmjudge.NewLLMJudge(llmjudge.LLMConfig{Provider: provider, Model: "suite-model", Endpoint: srv.URL, APIKey: suiteKey,
 				Timeout: 10 * time.Second, MaxCalls: 0, PolicyVersion: base.Version}), base
 		},
 		Prompt: func(b judge.JudgeBackend) (string, bool) {
-			l, ok := b.(*judge.LLMJudge)
+			l, ok := b.(*llmjudge.LLMJudge)
 			if !ok {
 				return "", false
 			}

@@ -338,7 +338,7 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 	}
 	d.JudgeID = st.policy.JudgeID()
 	d.Judges = appendOnce(d.Judges, d.JudgeID)
-	jm, err := st.policy.Evaluate(ctx, p, jc)
+	jm, err := e.directivesFirst(ctx, st, p, jc, d)
 	if err != nil {
 		return Judgment{}, err
 	}
@@ -598,7 +598,7 @@ func builtinBlock(d *Decision) bool {
 		return false
 	}
 	for _, id := range d.RuleIDs {
-		if strings.HasPrefix(id, "builtin:") {
+		if strings.HasPrefix(id, "builtin:") || strings.HasPrefix(id, DirectiveRulePrefix) {
 			return true
 		}
 	}

@@ -30,6 +30,9 @@ type PolicySet struct {
 	// ones a human approved (policies.CheckApproval); the judge then
 	// denies every side-effecting call. It is never cached.
 	Unapproved string
+	// Directives are the prime directives when directives.yaml replaces
+	// the embedded default (nil: the default, see directives.go).
+	Directives *policies.Directives
 }
 
 // NewPolicySet assembles a set from parsed parts.
@@ -51,6 +54,21 @@ func NewPolicySet(tools *policies.Tools, toolsSrc policies.Source, judges *polic
 // policy_version of the exact source bytes: any change to any source
 // misses the cache and is parsed (and validated) afresh.
 func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
+	set, err := loadPolicySet(h, delegatePaths...)
+	if err != nil {
+		return nil, err
+	}
+	dsrc, err := policies.Load(h, policies.DirectivesFile)
+	if err != nil {
+		return nil, fmt.Errorf("load directives.yaml: %w", err)
+	}
+	if err := loadDirectives(set, dsrc); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+func loadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	tsrc, err := policies.Load(h, policies.ToolsFile)
 	if err != nil {
 		return nil, fmt.Errorf("load tools.yaml: %w", err)

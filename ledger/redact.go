@@ -73,8 +73,10 @@ func (k *Keys) secrets() [][]byte {
 	}
 	if k.skey != "" {
 		add([]byte(k.skey))
-		if i := strings.LastIndexByte(k.skey, '+'); i >= 0 {
-			field := k.skey[i+1:]
+		// PRIVATE+KEY+<name>+<hash>+<key>: the key field is standard
+		// base64 and may itself contain '+'
+		if parts := strings.SplitN(k.skey, "+", 5); len(parts) == 5 {
+			field := parts[4]
 			add([]byte(field))
 			if raw, err := base64.StdEncoding.DecodeString(field); err == nil && len(raw) > 1 {
 				add(raw)

@@ -99,3 +99,23 @@ func TestSecretsListedOnce(t *testing.T) {
 		seen[string(s)] = true
 	}
 }
+
+// The checkpoint key's base64 field is found whole even when it holds a
+// '+' (a third of all keys do): `cut -d+ -f5 checkpoint.key` prints it.
+func TestRedactCheckpointKeyFieldWithPlus(t *testing.T) {
+	seed := make([]byte, 32)
+	for i := range seed {
+		seed[i] = 0xfb // base64 of 0xfb 0xfb 0xfb is "+/v7": '+' guaranteed
+	}
+	field := base64.StdEncoding.EncodeToString(append([]byte{1}, seed...))
+	if !strings.Contains(field, "+") {
+		t.Fatalf("test key field %q has no '+'", field)
+	}
+	k := &Keys{skey: "PRIVATE+KEY+docket-checkpoint+8216f3cc+" + field}
+	for _, out := range []string{field + "\n", "key: " + field, hex.EncodeToString(seed)} {
+		got, n := redactBytes([]byte(out), k.secrets())
+		if n == 0 || strings.Contains(string(got), field) || strings.Contains(string(got), hex.EncodeToString(seed)) {
+			t.Errorf("%q: not redacted: %q", out, got)
+		}
+	}
+}

@@ -347,17 +347,23 @@ var ErrUnapproved = errors.New("policy not approved")
 // CheckApproval returns nil when the policy files in force under h are
 // the approved ones, else an error wrapping ErrUnapproved that names the
 // first changes and the fix. It reads a few small files and costs well
-// under a millisecond. A state root that does not exist is approved (the
-// embedded defaults are in force).
+// under a millisecond; an approval it found is cached (approvalcache.go),
+// and the next check only stats the files. A state root that does not
+// exist is approved (the embedded defaults are in force).
 func CheckApproval(h home.Home) error {
 	if h.Root == "" {
 		return nil
 	}
+	if approvalCached(h) {
+		return nil
+	}
+	pre := snapshotApproval(h)
 	_, changes, _, err := Status(h)
 	if err != nil {
 		return fmt.Errorf("%w: %v; a human must run `docket policy approve`", ErrUnapproved, err)
 	}
 	if len(changes) == 0 {
+		cacheApproval(h, pre)
 		return nil
 	}
 	var parts []string

@@ -269,9 +269,17 @@ func validName(s string) bool {
 	return true
 }
 
-func parseBinding(data []byte) (*Binding, error) {
+func parseBinding(data []byte) (*Binding, error) { return parseBindingChecked(data, true) }
+
+// parseBindingChecked parses data; with trustDefault, the embedded
+// default (recognised by its bytes) skips the checks that only find
+// errors (example arguments, ladder expressions), which a test runs on
+// it instead of every hook at every start.
+func parseBindingChecked(data []byte, trustDefault bool) (*Binding, error) {
 	var f bindingFile
+	trusted := false
 	if isDefaultBinding(data) {
+		trusted = trustDefault
 		f = *decodedDefaultBinding()
 	} else if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
@@ -292,7 +300,7 @@ func parseBinding(data []byte) (*Binding, error) {
 		seen := map[string]bool{}
 		var rules []ValidatorRule
 		for i, rf := range f.Claims[c] {
-			r, err := checkRule(rf)
+			r, err := checkRule(rf, trusted)
 			if err != nil {
 				return nil, fmt.Errorf("claims.%s[%d]: %w", c, i, err)
 			}
@@ -311,7 +319,7 @@ func parseBinding(data []byte) (*Binding, error) {
 	}
 	seen := map[string]bool{}
 	for i, rf := range f.EscalationLadder {
-		r, err := checkRung(rf)
+		r, err := checkRung(rf, trusted)
 		if err != nil {
 			return nil, fmt.Errorf("escalation_ladder[%d]: %w", i, err)
 		}
@@ -424,7 +432,7 @@ func within(dir, path string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-func checkRule(rf ruleFile) (ValidatorRule, error) {
+func checkRule(rf ruleFile, trusted bool) (ValidatorRule, error) {
 	if !validName(rf.Validator) {
 		return ValidatorRule{}, fmt.Errorf("validator: bad name %q", rf.Validator)
 	}
@@ -450,6 +458,9 @@ func checkRule(rf ruleFile) (ValidatorRule, error) {
 	}
 	if rf.Example == "" {
 		return ValidatorRule{}, errors.New("example: missing (the gate shows it in block reasons)")
+	}
+	if trusted {
+		return r, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(rf.Example)))
 	dec.UseNumber()
@@ -550,7 +561,7 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func checkRung(rf rungFile) (Rung, error) {
+func checkRung(rf rungFile, trusted bool) (Rung, error) {
 	if !validName(rf.Rung) {
 		return Rung{}, fmt.Errorf("rung: bad name %q", rf.Rung)
 	}
@@ -573,6 +584,10 @@ func checkRung(rf rungFile) (Rung, error) {
 	for i, m := range rf.Match {
 		if m.Tool == "" {
 			return Rung{}, fmt.Errorf("match[%d].tool: missing", i)
+		}
+		if trusted {
+			r.Match = append(r.Match, RungMatch{Tool: m.Tool, Command: m.Command})
+			continue
 		}
 		if _, err := path.Match(m.Tool, ""); err != nil {
 			return Rung{}, fmt.Errorf("match[%d].tool: bad glob %q", i, m.Tool)

@@ -124,3 +124,31 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+// The default binding, trusted at load, passes every check: parsed with
+// the checks it is the same binding.
+func TestDefaultBindingPassesChecks(t *testing.T) {
+	data, err := Default(BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := parseBindingChecked(data, false)
+	if err != nil {
+		t.Fatalf("the default binding fails its checks: %v", err)
+	}
+	trusted, err := parseBindingChecked(data, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(checked, trusted) {
+		t.Fatal("the trusted default differs from the checked one")
+	}
+	// a broken ladder expression in an edited file is still refused
+	bad := bytes.Replace(data, []byte("escalation_ladder:"), []byte("escalation_ladder:\n  - {name: x, match: [{tool: Bash, command: '(unclosed'}]}"), 1)
+	if bytes.Equal(bad, data) {
+		t.Fatal("no escalation_ladder in the default")
+	}
+	if _, err := parseBinding(bad); err == nil || !strings.Contains(err.Error(), "command") {
+		t.Fatalf("an edited binding's bad expression was not checked: %v", err)
+	}
+}

@@ -94,8 +94,9 @@ func (c *Claims) Rule(claim string) *ClaimRule {
 // IsWriteTool reports whether a tool call of that name modifies files
 // whatever its input.
 func (c *Claims) IsWriteTool(tool string) bool {
+	folded := foldString(tool)
 	for _, p := range c.WriteTools {
-		if p.Regexp().MatchString(tool) {
+		if p.MayMatchFolded(folded) && p.Regexp().MatchString(tool) {
 			return true
 		}
 	}
@@ -103,15 +104,19 @@ func (c *Claims) IsWriteTool(tool string) bool {
 }
 
 // IsWriteCommand reports whether a Bash command is marked as a write.
+// Only the patterns one of whose literals occurs in the command are
+// compiled and run (MayMatchFolded).
 func (c *Claims) IsWriteCommand(cmd string) bool {
+	folded := foldString(cmd)
 	for _, p := range c.WriteRaw {
-		if p.Regexp().MatchString(cmd) {
+		if p.MayMatchFolded(folded) && p.Regexp().MatchString(cmd) {
 			return true
 		}
 	}
 	blanked := blankQuotes(cmd)
+	folded = foldString(blanked)
 	for _, p := range c.WriteBash {
-		if p.Regexp().MatchString(blanked) {
+		if p.MayMatchFolded(folded) && p.Regexp().MatchString(blanked) {
 			return true
 		}
 	}
@@ -352,7 +357,7 @@ func ruleLiterals(patterns []string) []string {
 		if err != nil {
 			return nil
 		}
-		lits := required(re.Simplify())
+		lits := requiredLiterals(re.Simplify(), strings.ToLower)
 		if lits == nil {
 			return nil
 		}
@@ -361,50 +366,6 @@ func ruleLiterals(patterns []string) []string {
 	return all
 }
 
-func required(re *syntax.Regexp) []string {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return []string{strings.ToLower(string(re.Rune))}
-	case syntax.OpCharClass:
-		// A small class (e.g. ✅|✔ factored by the parser) is a set of
-		// one-rune literals.
-		var out []string
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i+1]-re.Rune[i] > 8 || len(out) > 16 {
-				return nil
-			}
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				out = append(out, strings.ToLower(string(r)))
-			}
-		}
-		return out
-	case syntax.OpCapture, syntax.OpPlus:
-		return required(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return required(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		var best []string
-		for _, sub := range re.Sub {
-			if l := required(sub); l != nil && (best == nil || shortest(l) > shortest(best)) {
-				best = l
-			}
-		}
-		return best
-	case syntax.OpAlternate:
-		var out []string
-		for _, sub := range re.Sub {
-			l := required(sub)
-			if l == nil {
-				return nil
-			}
-			out = append(out, l...)
-		}
-		return out
-	}
-	return nil
-}
 
 func shortest(l []string) int {
 	n := -1

@@ -158,13 +158,24 @@ type TraceItem struct {
 //     do_not_inject_automatically only with include_unconfirmed, and use
 //     policies outside allowed_use_policies never; each exclusion of a
 //     relevant memory produces a warning;
-//   - score = relevance (text and entity overlap) × 0.98^days since the
-//     memory was last seen or confirmed × (1 + ln occurrences);
+//   - score = match (text and entity overlap) × severity × frequency ×
+//     decay (0.98^days since last seen or confirmed) × repeatable ×
+//     family boost, the memory's bucket deciding severity and family
+//     (relevance.go);
 //   - policy_hits carry only instruction-grade memories.
 //
 // The response has no RecallID; the backend sets it when it records the
 // trace.
 func Select(req RecallRequest, cands []Candidate, now time.Time) (RecallResponse, []TraceItem) {
+	return SelectWith(nil, req, cands, now)
+}
+
+// SelectWith is Select under scoring configuration rc (nil: the one
+// UseRelevance installed, else the default).
+func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Time) (RecallResponse, []TraceItem) {
+	if rc == nil {
+		rc = currentRelevance()
+	}
 	resp := RecallResponse{
 		SchemaVersion: RecallResponseSchema,
 		RequestID:     req.RequestID,
@@ -182,7 +193,7 @@ func Select(req RecallRequest, cands []Candidate, now time.Time) (RecallResponse
 		}
 	}
 	seen := map[string]bool{}
-	var ranked []RecalledMemory
+	var items []scored
 	for _, c := range cands {
 		m := c.Memory
 		if seen[m.ID] {
@@ -200,7 +211,16 @@ func Select(req RecallRequest, cands []Candidate, now time.Time) (RecallResponse
 			warn(code, reason, m.ID)
 			continue
 		}
-		ranked = append(ranked, RecalledMemory{Memory: m, Score: rel * decay(&m, now) * reinforcement(&m)})
+		bucket, sev := rc.Bucket(&m)
+		items = append(items, scored{mem: m, bucket: bucket, f: Factors{Match: rel, Severity: severity(sev, &m)}})
+	}
+	score(items, now)
+	ranked := make([]RecalledMemory, 0, len(items))
+	for _, it := range items {
+		f := it.f
+		f.Match = math.Round(f.Match*1e6) / 1e6
+		f.Decay = math.Round(f.Decay*1e6) / 1e6
+		ranked = append(ranked, RecalledMemory{Memory: it.mem, Score: it.f.Score(), Bucket: it.bucket, Relevance: &f})
 	}
 	sort.SliceStable(ranked, func(i, j int) bool {
 		if ranked[i].Score != ranked[j].Score {
@@ -382,11 +402,4 @@ func decay(m *Memory, now time.Time) float64 {
 		return 1
 	}
 	return math.Pow(DailyDecay, days)
-}
-
-func reinforcement(m *Memory) float64 {
-	if m.Occurrences <= 1 {
-		return 1
-	}
-	return 1 + math.Log(float64(m.Occurrences))
 }

@@ -231,6 +231,10 @@ type RecallRequest struct {
 type RecalledMemory struct {
 	Memory
 	Score float64 `json:"score"`
+	// Bucket is the memory's knowledge domain (relevance.go).
+	Bucket string `json:"bucket,omitempty"`
+	// Relevance holds the factors of Score.
+	Relevance *Factors `json:"relevance,omitempty"`
 }
 
 // PolicyHit is an instruction-grade memory that applies to the action.

@@ -51,6 +51,12 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DOCKET_HOME", filepath.Join(env.WorkDir, ".docket"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("XDG_STATE_HOME", "")
+			// the go command's telemetry, on in a fresh $HOME, writes
+			// there from a child that outlives it: the work directory's
+			// removal would race with it
+			if err := goTelemetryOff(filepath.Join(env.WorkDir, "home")); err != nil {
+				return err
+			}
 			env.Setenv("PAYLOADS", payloads)
 			env.Setenv("GOCACHE", goEnv("GOCACHE"))
 			env.Setenv("GOPATH", goEnv("GOPATH"))
@@ -126,4 +132,13 @@ func cmdEditLine(ts *testscript.TestScript, neg bool, args []string) {
 		lines[n] = strings.Replace(lines[n], args[2], args[3], 1)
 	}
 	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
+}
+
+// goTelemetryOff turns the go command's telemetry off for a $HOME.
+func goTelemetryOff(home string) error {
+	dir := filepath.Join(home, ".config", "go", "telemetry")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "mode"), []byte("off\n"), 0o644)
 }

@@ -10,9 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -190,7 +188,7 @@ func (st *Store) Refresh(p *Policy, now time.Time) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
-	sessions, err := listSessions(st.Home)
+	sessions, err := ledger.Sessions(st.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -250,25 +248,6 @@ func readSince(l *ledger.Ledger, session string, sc *SessionScan) ([]*ledger.Ent
 		return l.ReadVerified(session)
 	}
 	return l.ReadFrom(session, sc.Size, sc.Seq)
-}
-
-func listSessions(h home.Home) ([]string, error) {
-	ents, err := os.ReadDir(h.LedgerDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list ledgers: %w", err)
-	}
-	var out []string
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if ok && home.ValidSessionID(name) {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 func itoa(n int) string     { return strconv.Itoa(n) }

@@ -1,16 +1,23 @@
 // Command docket-hook is the sealed-mode hook: a thin client of the
 // docket daemon (`docket serve --socket PATH`) that links nothing but the
-// client, so it starts as fast as a hook can. `docket-hook judge`, `ledger`
-// and `gate` forward their payload to the daemon and print its answer,
-// exactly what docket-judge, docket-ledger and docket-gate print; if the
-// daemon does not answer they fail closed as those do with a socket.
+// client (internal/hookclient/wire: no JSON library, no hook code), so it
+// starts about as fast as an empty Go program. `docket-hook judge`,
+// `ledger` and `gate` forward their payload to the daemon and print its
+// answer, exactly what docket-judge, docket-ledger and docket-gate print.
+// If the daemon does not answer, the fail-closed answer is written by
+// the full hook binary beside this one (told why in DOCKET_SOCKET_DOWN,
+// it answers without trying the socket again); if that binary cannot
+// run, the hook exits 2, which the runtimes treat as a block.
 package main
 
 import (
-	"fmt"
+	"bytes"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 
-	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/internal/hookclient/wire"
 )
 
 const usage = `usage: docket-hook judge|ledger|gate --socket PATH [hook flags] < payload.json
@@ -22,29 +29,51 @@ gate its --timeout or 12s): judge denies side-effecting calls, gate blocks,
 ledger exits 2.
 `
 
+var hooks = map[string]struct{ route, bin string }{
+	"judge":  {wire.RouteJudge, "docket-judge"},
+	"ledger": {wire.RouteLedger, "docket-ledger"},
+	"gate":   {wire.RouteGate, "docket-gate"},
+}
+
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
+		os.Stderr.WriteString(usage)
 		os.Exit(2)
 	}
-	route, unreachable := "", hookclient.Unreachable(nil)
-	switch os.Args[1] {
-	case "judge":
-		route, unreachable = hookclient.RouteJudge, hookclient.JudgeUnreachable
-	case "ledger":
-		route, unreachable = hookclient.RouteLedger, hookclient.LedgerUnreachable
-	case "gate":
-		route, unreachable = hookclient.RouteGate, hookclient.GateUnreachable
-	default:
-		fmt.Fprint(os.Stderr, usage)
-		fmt.Fprintf(os.Stderr, "docket: error: unknown hook %q\n", os.Args[1])
-		os.Exit(2)
-	}
-	sock, args, ok := hookclient.Socket(os.Args[2:], "runtime", "timeout")
+	h, ok := hooks[os.Args[1]]
 	if !ok {
-		fmt.Fprint(os.Stderr, usage)
-		fmt.Fprintln(os.Stderr, "docket: error: no socket: pass --socket PATH or set DOCKET_SOCKET")
+		os.Stderr.WriteString(usage + "docket: error: unknown hook \"" + os.Args[1] + "\"\n")
 		os.Exit(2)
 	}
-	os.Exit(hookclient.Run(route, sock, args, os.Stdin, os.Stdout, os.Stderr, unreachable))
+	sock, args, ok := wire.Socket(os.Args[2:], "runtime", "timeout")
+	if !ok {
+		os.Stderr.WriteString(usage + "docket: error: no socket: pass --socket PATH or set DOCKET_SOCKET\n")
+		os.Exit(2)
+	}
+	os.Exit(wire.Run(h.route, sock, args, os.Stdin, os.Stdout, os.Stderr, failClosed(h.bin, sock)))
+}
+
+// failClosed hands the payload to the full hook binary bin, beside this
+// executable, which writes the runtime's fail-closed answer for reason.
+func failClosed(bin, sock string) wire.Unreachable {
+	return func(args []string, payload []byte, reason string, stdout, stderr io.Writer) int {
+		exe, err := os.Executable()
+		if err == nil {
+			if r, err := filepath.EvalSymlinks(exe); err == nil {
+				exe = r
+			}
+			cmd := exec.Command(filepath.Join(filepath.Dir(exe), bin), append([]string{"--socket", sock}, args...)...)
+			cmd.Env = append(os.Environ(), wire.EnvSocketDown+"="+reason)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(payload), stdout, stderr
+			err = cmd.Run()
+			if ee, ok := err.(*exec.ExitError); ok {
+				return ee.ExitCode()
+			}
+			if err == nil {
+				return 0
+			}
+		}
+		io.WriteString(stderr, "docket: error: "+reason+" (and "+bin+" could not write the fail-closed answer: "+err.Error()+"); exit 2 blocks\n")
+		return 2
+	}
 }

@@ -6,7 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/docket/docket/gate"
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
 )
@@ -109,4 +114,94 @@ func ledgerExit(err error) error {
 		return exitCode(1, err)
 	}
 	return exitCode(2, err)
+}
+
+// WitnessExt names a witnessed checkpoint: <dir>/<session>.checkpoint.
+const WitnessExt = ".checkpoint"
+
+// publish hands the session's signed checkpoint to the witness
+// directory after every gate run (allowed, blocked or released, with or
+// without a gate_decision entry): the daemon's own files can then be
+// rolled back or truncated only at the cost of disagreeing with the
+// witness ('docket verify --witness DIR').
+func (d *hookDaemon) publish(ev *hooks.Event, r *gate.Result) {
+	if d.witness == "" || ev == nil || !home.ValidSessionID(ev.SessionID) {
+		return
+	}
+	h, err := home.Resolve()
+	if err != nil {
+		return
+	}
+	l, err := d.ledger(h)
+	if err != nil {
+		return
+	}
+	if _, err := os.Stat(h.LedgerPath(ev.SessionID)); err != nil {
+		return // nothing recorded for the session yet
+	}
+	msg, c, err := l.SignedHead(ev.SessionID)
+	if err != nil {
+		d.log("witness %s: %v", ev.SessionID, err)
+		return
+	}
+	d.witnessMu.Lock()
+	defer d.witnessMu.Unlock()
+	if err := writeWitness(d.witness, ev.SessionID, msg, c.Size, l.Keys().VerifierKey()); err != nil {
+		d.log("witness %s: %v", ev.SessionID, err)
+	}
+}
+
+// writeWitness replaces dir/<session>.checkpoint with msg unless the
+// witness already holds a larger tree: a witness never moves backwards,
+// even when the ledger did. Not fsynced: a lost witness write costs a
+// weaker check, never a false alarm.
+func writeWitness(dir, session string, msg []byte, size int64, vkey string) error {
+	path := filepath.Join(dir, session+WitnessExt)
+	if old, err := os.ReadFile(path); err == nil {
+		// another session's checkpoint planted here does not count
+		if c, err := ledger.OpenCheckpoint(old, vkey); err == nil && c.Origin == ledger.Origin(session) && c.Size > size {
+			return fmt.Errorf("the witness holds a checkpoint of %d entries and the ledger has %d: the ledger was rolled back; run 'docket verify --witness %s'", c.Size, size, dir)
+		}
+	}
+	tmp, err := os.CreateTemp(dir, "."+session+".*")
+	if err != nil {
+		return fmt.Errorf("write witness: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(msg); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write witness: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write witness: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write witness: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write witness: %w", err)
+	}
+	return nil
+}
+
+// witnessed reads the checkpoints in a witness directory, by session.
+func witnessed(dir string) (map[string][]byte, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read witness: %w", err)
+	}
+	out := map[string][]byte{}
+	for _, e := range ents {
+		session, ok := strings.CutSuffix(e.Name(), WitnessExt)
+		if !ok || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() || !home.ValidSessionID(session) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("read witness: %w", err)
+		}
+		out[session] = b
+	}
+	return out, nil
 }

@@ -12,22 +12,119 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/docket/docket/gate"
 	"github.com/docket/docket/internal/gatehook"
+	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/hookclient"
 	"github.com/docket/docket/internal/judgehook"
 	"github.com/docket/docket/internal/ledgerhook"
 	"github.com/docket/docket/judge"
 	"github.com/docket/docket/judge/storeadapter"
+	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/policies"
 	"github.com/docket/docket/server"
 	"github.com/docket/docket/store"
 )
 
+// hookDaemon is what `docket serve --socket` keeps warm between hook
+// calls: the ledger with its keys, the gate's lexicon and binding, and
+// the judge's policy sets, each rebuilt when a stat fingerprint of the
+// files it came from changes (server.Warm), so an edit in same-user mode
+// takes effect on the next call.
+type hookDaemon struct {
+	st store.Store
+	// witness, when set, is the directory each session's signed
+	// checkpoint is written to after every gate decision.
+	witness string
+	// adminGroup names the group whose members may approve policies
+	// through the socket.
+	adminGroup string
+	// userGroups looks up a uid's name and groups (nil: the user
+	// database).
+	userGroups func(uid uint32) (string, []string, error)
+	log        func(format string, a ...any)
+
+	ledgers server.Warm[*ledger.Ledger]
+	gates   server.Warm[*gate.Gate]
+	sets    server.Warm[*judge.PolicySet]
+	// ev is the gate's per-session state (hooksock_evidence.go).
+	ev evidence
+	// witnessMu serialises witness writes, so a checkpoint never
+	// replaces a larger one written concurrently.
+	witnessMu sync.Mutex
+}
+
+// policyInputs are the files the gate's and the judge's policy state is
+// built from: the policies, the validator definitions, the toolchains,
+// the approval record and the keys its MAC is checked with.
+func policyInputs(h home.Home) []string {
+	return []string{h.PoliciesDir(), h.ValidatorsDir(), h.ToolchainsPath(), policies.ApprovalPath(h), h.KeysDir()}
+}
+
+// ledger returns the state root's ledger, its keys loaded once and
+// reloaded when a file under keys/ changes.
+func (d *hookDaemon) ledger(h home.Home) (*ledger.Ledger, error) {
+	return d.ledgers.Get(h.Root, []string{h.KeysDir()}, func() (*ledger.Ledger, error) { return ledger.Open(h) })
+}
+
+// gate returns a gate for h whose lexicon and binding are kept warm and
+// whose ledger records the caller as "peer" in its gate_decision.
+func (d *hookDaemon) gate(h home.Home, peer *hookclient.Peer) (*gate.Gate, error) {
+	tmpl, err := d.gates.Get(h.Root, policyInputs(h), func() (*gate.Gate, error) { return gate.New(h) })
+	if err != nil {
+		return nil, err
+	}
+	g := *tmpl
+	g.OpenLedger = func() (gate.Evidence, error) {
+		l, err := d.ledger(h)
+		if err != nil {
+			return nil, err
+		}
+		return evidenceLedger{Ledger: l, peer: peer, ev: &d.ev}, nil
+	}
+	return &g, nil
+}
+
+// recorder and appender are the ledger for the judge's and the ledger
+// hook's appends, which extend the gate's kept state (the hooks add the
+// caller themselves).
+func (d *hookDaemon) recorder(h home.Home) (judgehook.Ledger, error) {
+	l, err := d.ledger(h)
+	if err != nil {
+		return nil, err
+	}
+	return evidenceLedger{Ledger: l, ev: &d.ev}, nil
+}
+
+func (d *hookDaemon) appender(h home.Home) (ledgerhook.Appender, error) {
+	l, err := d.ledger(h)
+	if err != nil {
+		return nil, err
+	}
+	return evidenceLedger{Ledger: l, ev: &d.ev}, nil
+}
+
+// policySet returns the judge's policy set for h and a project's
+// delegate files, kept warm per project.
+func (d *hookDaemon) policySet(h home.Home, delegates ...string) (*judge.PolicySet, error) {
+	key := h.Root + "\x00" + strings.Join(delegates, "\x00")
+	return d.sets.Get(key, append(policyInputs(h), delegates...), func() (*judge.PolicySet, error) {
+		return judge.LoadPolicySet(h, delegates...)
+	})
+}
+
 // hookFuncs are the hooks `docket serve --socket` runs for thin clients:
-// the very functions the hook binaries run in-process. The judge uses the
-// daemon's open store instead of opening one per call.
+// the very functions the hook binaries run in-process, with the
+// daemon's warm state. The judge uses the daemon's open store instead of
+// opening one per call.
 func hookFuncs(st store.Store) map[string]server.HookFunc {
-	ad := storeadapter.New(st)
+	return (&hookDaemon{st: st, log: func(string, ...any) {}}).funcs()
+}
+
+func (d *hookDaemon) funcs() map[string]server.HookFunc {
+	ad := storeadapter.New(d.st)
 	wire := func(e *judge.Engine) func() {
 		e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
 		e.Writer, e.Approvals = ad, ad
@@ -36,14 +133,19 @@ func hookFuncs(st store.Store) map[string]server.HookFunc {
 	hooks := map[string]server.HookFunc{
 		hookclient.RouteJudge: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
-			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{Getenv: c.Getenv, Peer: &peer, Wire: wire})
+			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{
+				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder})
 		},
 		hookclient.RouteLedger: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
-			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer})
+			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer, OpenLedger: d.appender})
 		},
 		hookclient.RouteGate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
-			return gatehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr)
+			peer := c.Peer
+			return gatehook.MainWith(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, gatehook.Options{
+				NewGate: func(h home.Home) (*gate.Gate, error) { return d.gate(h, &peer) },
+				Decided: d.publish,
+			})
 		},
 		hookclient.RouteValidate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			// the client reads --args-file as the caller; the daemon
@@ -56,6 +158,7 @@ func hookFuncs(st store.Store) map[string]server.HookFunc {
 			peer := c.Peer
 			return report(validateLocal(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, &peer), stderr)
 		},
+		hookclient.RoutePolicy: d.policy,
 	}
 	for _, route := range []string{hookclient.RouteJudge, hookclient.RouteLedger, hookclient.RouteGate} {
 		fn := hooks[route]

@@ -19,6 +19,7 @@ import (
 
 const installUsage = `usage: docket install [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run] [--bin DIR] [--trust-project]
        docket install --runtime openclaw [--config FILE] [--server URL] [--token T] [--plugin-dir DIR] [--dry-run]
+       sudo docket install --sealed ...   (sealed mode: 'docket install --sealed -h')
 
 Merges docket's hook entries into the runtime's settings file:
 PreToolUse → docket-judge, PostToolUse and PostToolUseFailure →
@@ -123,6 +124,9 @@ func (f *wiringFlags) options(cmd string, fs *flag.FlagSet) (install.Options, er
 }
 
 func runInstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	if sealed, rest := sealedArg(args); sealed {
+		return runSealed(false, rest, stdout, stderr, nil)
+	}
 	fs := flag.NewFlagSet("install", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, installUsage) }

@@ -24,6 +24,12 @@ func wiringSandbox(t *testing.T) (homeDir, project, bin string) {
 		os.WriteFile(filepath.Join(bin, b), []byte("#!/bin/sh\n"), 0o755)
 	}
 	t.Setenv("HOME", homeDir)
+	// the go command that `docket init` asks for its version writes
+	// telemetry under $HOME from a child that outlives it, racing with
+	// the temp directory's removal
+	tdir := filepath.Join(homeDir, ".config", "go", "telemetry")
+	os.MkdirAll(tdir, 0o755)
+	os.WriteFile(filepath.Join(tdir, "mode"), []byte("off\n"), 0o644)
 	t.Setenv("CODEX_HOME", "")
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Setenv("XDG_STATE_HOME", "")

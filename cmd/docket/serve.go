@@ -15,6 +15,7 @@ import (
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
+	"github.com/docket/docket/judge/llmjudge"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/server"
 	"github.com/docket/docket/server/console"
@@ -22,7 +23,7 @@ import (
 )
 
 const serveUsage = `usage: docket serve [--addr 127.0.0.1:7420] [--store DSN] [--tls-cert FILE --tls-key FILE] [--insecure-listen]
-                    [--socket PATH [--socket-group GROUP]]
+                    [--socket PATH [--socket-group GROUP] [--witness DIR] [--admin-group G]]
 
 Serves docket's judge, store and ledger over HTTP: the OpenBrain V1 API
 (recall, decisions, review queue, inspector), judge evaluation for
@@ -52,6 +53,12 @@ Flags:
   --socket-group G   make the socket 0660 and owned by group G (the agents'
                      users); without it the socket is 0666: any local user
                      may call the hooks, as itself
+  --witness DIR      after every stop the gate decides, write the session's
+                     signed checkpoint to DIR/<session>.checkpoint (never
+                     replacing a larger one); 'docket verify --witness DIR'
+                     then detects a rolled-back, truncated or deleted ledger
+  --admin-group G    members of group G may change and approve policies
+                     through the socket ('docket policy approve --socket')
 
 Exit codes: 0 stopped cleanly, 1 could not serve, 2 usage error.
 `
@@ -79,6 +86,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	insecure := fs.Bool("insecure-listen", false, "")
 	sock := fs.String("socket", "", "")
 	sockGroup := fs.String("socket-group", "", "")
+	witness := fs.String("witness", "", "")
+	adminGroup := fs.String("admin-group", "", "")
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
@@ -89,8 +98,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		return usageError("--tls-cert and --tls-key go together", "")
 	case *addr == "" && *sock == "":
 		return usageError("nothing to serve: --addr is empty and no --socket", "")
-	case *sockGroup != "" && *sock == "":
-		return usageError("--socket-group needs --socket", "")
+	case (*sockGroup != "" || *witness != "" || *adminGroup != "") && *sock == "":
+		return usageError("--socket-group, --witness and --admin-group need --socket", "")
 	}
 	if *addr != "" {
 		host, _, err := net.SplitHostPort(*addr)
@@ -130,7 +139,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		fmt.Fprintf(stderr, "docket: warning: ledger unavailable, evaluations are not recorded in it: %v\nhint: run 'docket init'\n", err)
 	}
 	if p := set.Judges.Model.Provider; p != "" && p != "none" {
-		llm := judge.NewLLMJudge(judge.LLMConfigFrom(set, os.Getenv))
+		llm := llmjudge.NewLLMJudge(llmjudge.LLMConfigFrom(set, os.Getenv))
 		defer llm.Close()
 		cfg.LLM = llm
 	}
@@ -146,7 +155,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 		}
 		defer os.Remove(*sock)
 		hookErr = make(chan error, 1)
-		h := server.HookHandler(hookFuncs(st), func(format string, a ...any) { fmt.Fprintf(stderr, "docket: "+format+"\n", a...) })
+		logf := func(format string, a ...any) { fmt.Fprintf(stderr, "docket: "+format+"\n", a...) }
+		if *witness != "" {
+			if err := os.MkdirAll(*witness, 0o755); err != nil {
+				return fmt.Errorf("--witness: %w", err)
+			}
+		}
+		d := &hookDaemon{st: st, witness: *witness, adminGroup: *adminGroup, log: logf}
+		h := server.HookHandler(d.funcs(), logf)
 		go func() { hookErr <- server.ServeHooks(ctx, ul, h) }()
 		fmt.Fprintf(stderr, "docket: serving hooks on unix:%s\n", *sock)
 		if *addr == "" {

@@ -13,6 +13,7 @@ import (
 
 const uninstallUsage = `usage: docket uninstall [--runtime claude|codex|gemini|cursor] [--scope user|project|local] [--dry-run]
        docket uninstall --runtime openclaw [--config FILE] [--dry-run]
+       sudo docket uninstall --sealed ...   (sealed mode: 'docket install --sealed -h')
 
 Removes docket's hook entries from the runtime's settings file: every
 handler whose command runs docket-judge, docket-ledger or docket-gate,
@@ -34,6 +35,9 @@ func init() {
 }
 
 func runUninstall(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	if sealed, rest := sealedArg(args); sealed {
+		return runSealed(true, rest, stdout, stderr, nil)
+	}
 	fs := flag.NewFlagSet("uninstall", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, uninstallUsage) }

@@ -174,7 +174,11 @@ func validateLocal(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err := policies.CheckApproval(h); err != nil {
 		return fmt.Errorf("run validator: %w", err)
 	}
-	r, err := validators.NewRunner(h, l)
+	var vl validators.Ledger = l
+	if peer != nil {
+		vl = evidenceLedger{Ledger: l, peer: peer} // the caller, recorded in the validator's entry
+	}
+	r, err := validators.NewRunner(h, vl)
 	if err != nil {
 		return fmt.Errorf("run validator: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/docket/docket/ledger"
 )
 
-const verifyUsage = `usage: docket verify [--session S | --all] [--checkpoint FILE] [--vkey FILE] [--dir DIR] [--accept-sealed] [--json]
+const verifyUsage = `usage: docket verify [--session S | --all] [--checkpoint FILE | --witness DIR] [--vkey FILE] [--dir DIR] [--accept-sealed] [--json]
        docket verify --proof FILE [--vkey FILE]
 
 Verifies ledgers: each entry's encoding, seq, session, hash chain and HMAC,
@@ -34,6 +34,10 @@ Flags:
   --session S        verify one session (default: all sessions)
   --all              verify every session
   --checkpoint FILE  a signed checkpoint ('docket checkpoint') the ledger must extend
+  --witness DIR      the witness directory of 'docket serve --witness DIR':
+                     every session witnessed there must still have a
+                     ledger that extends its witnessed checkpoint (a
+                     rolled-back, truncated or deleted ledger fails)
   --vkey FILE        checkpoint verifier key (default: keys/checkpoint.vkey)
   --dir DIR          state root to verify (default: $DOCKET_HOME)
   --no-artifacts     skip artifact digests
@@ -50,6 +54,7 @@ func init() {
 
 type verifyFlags struct {
 	session, checkpoint, vkey, dir, proof  string
+	witness                                string
 	all, asJSON, noArtifacts, acceptSealed bool
 }
 
@@ -64,6 +69,7 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs.StringVar(&f.vkey, "vkey", "", "")
 	fs.StringVar(&f.dir, "dir", "", "")
 	fs.StringVar(&f.proof, "proof", "", "")
+	fs.StringVar(&f.witness, "witness", "", "")
 	fs.BoolVar(&f.asJSON, "json", false, "")
 	fs.BoolVar(&f.noArtifacts, "no-artifacts", false, "")
 	fs.BoolVar(&f.acceptSealed, "accept-sealed", false, "")
@@ -77,6 +83,8 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return usageError("--session and --all are mutually exclusive", "")
 	case f.checkpoint != "" && f.session == "":
 		return usageError("--checkpoint needs --session", "a checkpoint describes one session's ledger")
+	case f.witness != "" && (f.checkpoint != "" || f.proof != ""):
+		return usageError("--witness is checked with the ledgers, not with --checkpoint or --proof", "")
 	case f.proof != "" && (f.session != "" || f.all || f.checkpoint != ""):
 		return usageError("--proof is checked on its own", "drop --session, --all and --checkpoint")
 	}
@@ -87,7 +95,7 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	// The verifier key checks checkpoints and proofs; without one the
 	// ledgers themselves are still checked.
 	vkey, vkeyErr := readVerifierKey(h, f.vkey)
-	if vkeyErr != nil && (f.proof != "" || f.checkpoint != "" || f.vkey != "") {
+	if vkeyErr != nil && (f.proof != "" || f.checkpoint != "" || f.vkey != "" || f.witness != "") {
 		return exitCode(2, vkeyErr)
 	}
 	if f.proof != "" {
@@ -117,10 +125,44 @@ func runVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 			}
 		}
 	}
+	var witness map[string][]byte
+	if f.witness != "" {
+		if witness, err = witnessed(f.witness); err != nil {
+			return exitCode(2, err)
+		}
+		listed := map[string]bool{}
+		for _, s := range sessions {
+			listed[s] = true
+		}
+		for s, cp := range witness {
+			if f.session != "" && s != f.session {
+				continue
+			}
+			if _, err := os.Stat(h.LedgerPath(s)); errors.Is(err, os.ErrNotExist) {
+				size := "?"
+				if c, err := ledger.OpenCheckpoint(cp, vkey); err == nil {
+					size = fmt.Sprint(c.Size)
+				}
+				findings = append(findings, ledger.Finding{Session: s, Reason: fmt.Sprintf("the witness holds a checkpoint of %s entries but the ledger is gone: deleted or rolled back", size)})
+				delete(listed, s)
+				continue
+			}
+			if !listed[s] {
+				sessions = append(sessions, s)
+			}
+		}
+	}
 	var reports []*ledger.Report
 	ok := len(findings) == 0
 	for _, s := range sessions {
-		rep, err := ledger.Verify(h, s, opts)
+		o := opts
+		if cp, found := witness[s]; found {
+			o.Checkpoint = cp
+		}
+		rep, err := ledger.Verify(h, s, o)
+		if errors.Is(err, ledger.ErrNoLedger) && f.witness != "" {
+			continue // named by the index, gone: an inventory finding already
+		}
 		if err != nil {
 			return exitCode(2, err)
 		}

@@ -132,18 +132,35 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 	}
 	s.record(r)
 	id := fmt.Sprintf("resp_docket_%d", len(s.Requests()))
+	respond(w, id, item, in.Stream)
+}
+
+// respond answers a Responses API request with one output item: a JSON
+// response, or the event stream the OpenAI clients expect (created,
+// item added, the text or arguments as one delta and done, item done,
+// completed).
+func respond(w http.ResponseWriter, id string, item map[string]any, stream bool) {
 	usage := map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
 		"output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 110}
-	if !in.Stream {
+	if !stream {
 		writeJSON(w, map[string]any{"id": id, "object": "response", "status": "completed", "output": []any{item}, "usage": usage})
 		return
 	}
 	e := newSSE(w)
 	e.send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id, "status": "in_progress"}})
 	e.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
-	if item["type"] == "message" {
+	switch item["type"] {
+	case "message":
+		text := item["content"].([]any)[0].(map[string]any)["text"]
 		e.send("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": item["id"],
-			"output_index": 0, "content_index": 0, "delta": item["content"].([]any)[0].(map[string]any)["text"]})
+			"output_index": 0, "content_index": 0, "delta": text})
+		e.send("response.output_text.done", map[string]any{"type": "response.output_text.done", "item_id": item["id"],
+			"output_index": 0, "content_index": 0, "text": text})
+	case "function_call":
+		e.send("response.function_call_arguments.delta", map[string]any{"type": "response.function_call_arguments.delta",
+			"item_id": item["id"], "output_index": 0, "delta": item["arguments"]})
+		e.send("response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done",
+			"item_id": item["id"], "output_index": 0, "arguments": item["arguments"]})
 	}
 	e.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
 	e.send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{

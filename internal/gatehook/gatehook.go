@@ -51,7 +51,22 @@ Exit codes:
 // Main runs one invocation and returns the exit code, writing exactly
 // what docket-gate writes.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := Run(ctx, args, stdin, stdout, stderr)
+	return MainWith(ctx, args, stdin, stdout, stderr, Options{})
+}
+
+// Options are what differs between the binary and the daemon.
+type Options struct {
+	// NewGate, when set, replaces gate.New (the daemon keeps the lexicon,
+	// binding and ledger warm, and records the caller).
+	NewGate func(h home.Home) (*gate.Gate, error)
+	// Decided, when set, hears of every gate run that got as far as a
+	// result (the daemon publishes the session's checkpoint).
+	Decided func(ev *hooks.Event, r *gate.Result)
+}
+
+// MainWith is Main with options.
+func MainWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) int {
+	err := RunWith(ctx, args, stdin, stdout, stderr, o)
 	var ue UsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "docket: error: %v\n", err)
@@ -70,6 +85,11 @@ type UsageError struct{ error }
 // written to stdout; any other error was already turned into a block
 // answer on stdout and is returned for stderr only.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return RunWith(ctx, args, stdin, stdout, stderr, Options{})
+}
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o Options) error {
 	fs := flag.NewFlagSet("docket-gate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	rt := fs.String("runtime", "", "runtime whose payload is on stdin (default: detect)")
@@ -108,7 +128,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			}
 			ch <- d
 		}()
-		d.ans, d.rt, d.err = decide(stdin, hooks.Runtime(*rt))
+		d.ans, d.rt, d.err = decide(stdin, hooks.Runtime(*rt), o)
 	}()
 	var d done
 	select {
@@ -129,7 +149,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // decide reads the payload and runs the gate. Failures come back as a
 // block answer plus the error.
-func decide(stdin io.Reader, rt hooks.Runtime) (hooks.Answer, hooks.Runtime, error) {
+func decide(stdin io.Reader, rt hooks.Runtime, o Options) (hooks.Answer, hooks.Runtime, error) {
 	payload, err := hooks.ReadPayload(stdin)
 	if err != nil {
 		return BlockAnswer(hooks.Stop, "docket-gate: cannot read the hook payload: "+err.Error()), rt, err
@@ -148,11 +168,18 @@ func decide(stdin io.Reader, rt hooks.Runtime) (hooks.Answer, hooks.Runtime, err
 		return BlockAnswer(ev.Name, "docket-gate: "+err.Error()+"; the final message was not checked"), ev.Runtime, err
 	}
 	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID) // for `docket validate` without --session
-	g, err := gate.New(h)
+	newGate := gate.New
+	if o.NewGate != nil {
+		newGate = o.NewGate
+	}
+	g, err := newGate(h)
 	if err != nil {
 		return BlockAnswer(ev.Name, "docket-gate: "+err.Error()+". A human must fix the policy file under $DOCKET_HOME/policies (or remove it to use the default)."), ev.Runtime, err
 	}
 	res := g.Stop(ev)
+	if o.Decided != nil {
+		o.Decided(ev, res)
+	}
 	if res.Outcome == gate.Fail {
 		return res.Answer, ev.Runtime, res.Err
 	}

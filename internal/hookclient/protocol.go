@@ -2,41 +2,34 @@
 // configured (DOCKET_SOCKET or --socket), docket-judge, docket-ledger,
 // docket-gate and `docket validate` forward their arguments and stdin to
 // the daemon (`docket serve --socket PATH`) and print its answer, which
-// is exactly what the same code would have printed in-process. It links
-// only the standard library's net, encoding/json and os, so a thin client
-// starts as fast as a hook can.
+// is exactly what the same code would have printed in-process. The
+// client itself is package wire, which links nothing of docket's hook
+// code; this package adds the fail-closed answers (which need the hook
+// formats) and the caller's identity the daemon records.
 package hookclient
+
+import "github.com/docket/docket/internal/hookclient/wire"
 
 // The routes of the hook socket: POST one Request, get one Response.
 const (
-	RouteJudge    = "/v1/hook/judge"
-	RouteLedger   = "/v1/hook/ledger"
-	RouteGate     = "/v1/hook/gate"
-	RouteValidate = "/v1/hook/validate"
+	RouteJudge    = wire.RouteJudge
+	RouteLedger   = wire.RouteLedger
+	RouteGate     = wire.RouteGate
+	RouteValidate = wire.RouteValidate
+	RoutePolicy   = wire.RoutePolicy
 )
 
 // EnvSocket names the socket in a hook's environment.
-const EnvSocket = "DOCKET_SOCKET"
+const EnvSocket = wire.EnvSocket
 
-// ForwardedEnv are the only environment variables a thin client sends:
-// they change how a hook answers, never where its state is (the daemon's
-// DOCKET_HOME and secrets are its own).
-var ForwardedEnv = []string{"DOCKET_HEADLESS", "DOCKET_JUDGE_TRACE"}
+// ForwardedEnv are the only environment variables a thin client sends.
+var ForwardedEnv = wire.ForwardedEnv
 
-// Request is one hook invocation: its command-line arguments (without
-// --socket), its stdin, and the forwarded environment.
-type Request struct {
-	Args  []string          `json:"args"`
-	Stdin []byte            `json:"stdin"`
-	Env   map[string]string `json:"env,omitempty"`
-}
-
-// Response is what the in-process hook would have produced.
-type Response struct {
-	Exit   int    `json:"exit"`
-	Stdout []byte `json:"stdout"`
-	Stderr []byte `json:"stderr"`
-}
+// Request is one hook invocation; Response what the hook produced.
+type (
+	Request  = wire.Request
+	Response = wire.Response
+)
 
 // Peer is the caller the daemon learned from SO_PEERCRED; it is recorded
 // in the ledger entries written on the caller's behalf.

@@ -54,6 +54,13 @@ Exit codes:
 `
 
 // Options are what differs between the binary and the daemon.
+// Ledger records decisions and holds the keys that sign the trust
+// files; *ledger.Ledger is one.
+type Ledger interface {
+	judge.Recorder
+	Keys() *ledger.Keys
+}
+
 type Options struct {
 	// Getenv reads the hook's environment (DOCKET_HEADLESS,
 	// DOCKET_JUDGE_TRACE); nil means os.Getenv.
@@ -63,6 +70,10 @@ type Options struct {
 	// Wire, when set, connects the engine's store instead of opening
 	// the store under the state root; it returns a closer (may be nil).
 	Wire func(e *judge.Engine) func()
+	// LoadPolicySet and OpenLedger, when set, replace judge.LoadPolicySet
+	// and ledger.Open (the daemon keeps both warm).
+	LoadPolicySet func(h home.Home, delegatePaths ...string) (*judge.PolicySet, error)
+	OpenLedger    func(h home.Home) (Ledger, error)
 }
 
 type usageErr struct{ msg string }
@@ -125,7 +136,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Reason: fmt.Sprintf("docket-judge failed internally (%v); failing closed", r)})
 		}
 	}()
-	a, warnings := decide(ctx, ev, *headless || getenv("DOCKET_HEADLESS") == "1", *noStore, getenv("DOCKET_JUDGE_TRACE") != "", o)
+	a, warnings, delegate := decide(ctx, ev, *headless || getenv("DOCKET_HEADLESS") == "1", *noStore, getenv("DOCKET_JUDGE_TRACE") != "", o)
+	if delegate {
+		return delegateToDocket(ctx, args, payload, ev.Runtime, stdout, stderr)
+	}
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "docket-judge: warning: %s\n", w)
 	}
@@ -144,33 +158,55 @@ func Answer(stdout io.Writer, rt hooks.Runtime, a hooks.Answer) error {
 	return err
 }
 
+// NewModelJudge builds the model judge a policy set configures and
+// returns it with its closer. The docket binary sets it; docket-judge
+// does not link the model client (net/http and its package
+// initialisation, paid on every call) and hands a call whose policy
+// configures a model to `docket judge-hook` instead (delegate.go).
+var NewModelJudge func(set *judge.PolicySet, getenv func(string) string) (judge.JudgeBackend, func())
+
 // decide loads the policies for the event's project, wires the engine
 // and judges. Policy errors become the failure policy's default (block).
-func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool, o Options) (hooks.Answer, []string) {
+// It reports delegate, and judges nothing, when the policy configures a
+// model judge and this process cannot build one.
+func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool, o Options) (a hooks.Answer, warns []string, delegate bool) {
 	h, err := home.Resolve()
 	if err != nil {
-		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny, Reason: "docket-judge: " + err.Error() + "; failing closed"}, nil
+		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny, Reason: "docket-judge: " + err.Error() + "; failing closed"}, nil, false
 	}
 	_ = h.RecordSessionForDir(ev.Cwd, ev.SessionID) // for `docket validate` without --session
 	t0 := time.Now()
 	root := judge.ProjectRoot(ev.Cwd)
-	set, err := judge.LoadPolicySet(h, judge.DelegatePaths(root, ev.Cwd, ev.AgentType)...)
+	loadSet := judge.LoadPolicySet
+	openLedger := func(h home.Home) (Ledger, error) { return ledger.Open(h) }
+	if o.LoadPolicySet != nil {
+		loadSet = o.LoadPolicySet
+	}
+	if o.OpenLedger != nil {
+		openLedger = o.OpenLedger
+	}
+	set, err := loadSet(h, judge.DelegatePaths(root, ev.Cwd, ev.AgentType)...)
 	if err != nil {
 		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny,
-			Reason: "docket-judge: policy invalid (" + err.Error() + "); failing closed until the policy is fixed"}, nil
+			Reason: "docket-judge: policy invalid (" + err.Error() + "); failing closed until the policy is fixed"}, nil, false
 	}
 	tLoad := time.Since(t0)
+	if p := set.Judges.Model.Provider; p != "" && p != "none" && NewModelJudge == nil {
+		return hooks.Answer{}, nil, true
+	}
 	e := judge.NewEngine(h, set)
 	e.Headless = headless
 	var warnings []string
-	if set.Judges.Model.Provider != "" && set.Judges.Model.Provider != "none" {
+	if p := set.Judges.Model.Provider; p != "" && p != "none" {
 		// the model's key is read from this process's environment: the
 		// daemon's in sealed mode, never the caller's
-		llm := judge.NewLLMJudge(judge.LLMConfigFrom(set, os.Getenv))
-		defer llm.Close()
+		llm, closeLLM := NewModelJudge(set, os.Getenv)
+		if closeLLM != nil {
+			defer closeLLM()
+		}
 		e.LLM = llm
 	}
-	if l, err := ledger.Open(h); err == nil {
+	if l, err := openLedger(h); err == nil {
 		e.Ledger = l
 		// monitoring levels and the session's origin: two small MAC'd files
 		e.Trust = judge.LoadTrust(h, l.Keys())
@@ -196,7 +232,7 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 		warnings = append(warnings, fmt.Sprintf("trace: policy load %s, setup %s, decide+record %s (judging %dµs), recall %q",
 			tLoad, tSetup-tLoad, time.Since(t0)-tSetup, d.DurationMicros, d.Recall))
 	}
-	return a, append(warnings, d.Warnings...)
+	return a, append(warnings, d.Warnings...), false
 }
 
 // peerRecorder adds the caller's uid, gid and pid ("peer") to the body of

@@ -6,9 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -80,13 +78,7 @@ func detectViaDocket(text string) (string, error) {
 }
 
 func startScanner() error {
-	bin := "docket"
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), "docket"); isExecutable(p) {
-			bin = p
-		}
-	}
-	cmd := exec.Command(bin, "firewall-check")
+	cmd := docketCommand("firewall-check")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -111,9 +103,4 @@ func stopScanner() {
 		scanner.cmd.Wait()
 		scanner.cmd = nil
 	}
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }

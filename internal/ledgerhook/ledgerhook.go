@@ -49,6 +49,16 @@ Exit codes:
 type Options struct {
 	// Peer, when set, is recorded in the entry's body ("peer").
 	Peer *hookclient.Peer
+	// OpenLedger, when set, replaces ledger.Open (the daemon keeps the
+	// ledger and its keys warm).
+	OpenLedger func(h home.Home) (Appender, error)
+}
+
+// Appender appends one entry and holds the keys that sign it (for the
+// trust files a prompt refreshes); *ledger.Ledger is one.
+type Appender interface {
+	Append(session string, r ledger.Record) (*ledger.Entry, error)
+	Keys() *ledger.Keys
 }
 
 // Main runs one invocation and returns the exit code, writing exactly
@@ -104,7 +114,11 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	if err != nil {
 		return promptErr(ev, err)
 	}
-	l, err := ledger.Open(h)
+	open := func(h home.Home) (Appender, error) { return ledger.Open(h) }
+	if o.OpenLedger != nil {
+		open = o.OpenLedger
+	}
+	l, err := open(h)
 	if err != nil {
 		return promptErr(ev, err)
 	}

@@ -22,7 +22,7 @@ import (
 // Only the append can fail the hook; the rest is reported on stderr,
 // which the runtime keeps in its debug log (stdout must stay empty: on
 // UserPromptSubmit it would become context for the model).
-func recordPrompt(h home.Home, l *ledger.Ledger, ev *hooks.Event, payload []byte, peer *hookclient.Peer, stderr io.Writer) error {
+func recordPrompt(h home.Home, l Appender, ev *hooks.Event, payload []byte, peer *hookclient.Peer, stderr io.Writer) error {
 	sum := sha256.Sum256([]byte(ev.Prompt))
 	body := map[string]any{
 		"prompt_sha256": "sha256:" + hex.EncodeToString(sum[:]),

@@ -478,6 +478,9 @@ func TestSealedDaemonDownFailsClosed(t *testing.T) {
 		if _, errb, code, took := e.asAgent(e.ledgerBash("s4", 1), extra, "docket-ledger"); code != 2 || !strings.Contains(errb, "not recorded") || took > limit {
 			t.Errorf("ledger: exit %d in %v, stderr %q", code, took, errb)
 		}
+		if _, errb, code, took := e.asAgent(e.ledgerBash("s4", 2), extra, "docket-hook", "ledger"); code != 2 || !strings.Contains(errb, "not recorded") || !strings.Contains(errb, "did not answer") || took > limit {
+			t.Errorf("docket-hook ledger: exit %d in %v, stderr %q", code, took, errb)
+		}
 		if _, errb, code, took := e.asAgent(nil, extra, "docket", "validate", "--session", "s4", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":["make","test"]}`); code != 1 || !strings.Contains(errb, "nothing recorded") || took > limit {
 			t.Errorf("validate: exit %d in %v, stderr %q", code, took, errb)
 		}

@@ -19,6 +19,9 @@ import (
 type Store struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Relevance is the recall scoring configuration; nil means the
+	// default (store.DefaultRelevance).
+	Relevance *store.Relevance
 
 	mu        sync.Mutex
 	memories  map[string]store.Memory
@@ -171,7 +174,7 @@ func (s *Store) Recall(ctx context.Context, req store.RecallRequest) (store.Reca
 	for _, id := range s.sortedIDs() {
 		cands = append(cands, store.Candidate{Memory: clone(s.memories[id])})
 	}
-	resp, trace := store.Select(req, cands, now)
+	resp, trace := store.SelectWith(s.Relevance, req, cands, now)
 	resp.RecallID = store.NewID("rcl")
 	r := &recall{
 		meta: store.RecallUse{

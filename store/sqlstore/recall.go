@@ -30,7 +30,7 @@ func (s *Store) Recall(ctx context.Context, req store.RecallRequest) (store.Reca
 	if err != nil {
 		return store.RecallResponse{}, fmt.Errorf("recall: %w", err)
 	}
-	resp, trace := store.Select(req, cands, now)
+	resp, trace := store.SelectWith(s.Relevance, req, cands, now)
 	resp.RecallID = store.NewID("rcl")
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO recalls (id, request_id, at, session, action_id, workspace, query, tool_name)

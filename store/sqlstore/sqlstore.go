@@ -22,6 +22,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/policies"
 	"github.com/docket/docket/store"
 )
 
@@ -34,6 +35,9 @@ type Store struct {
 	dialect dialect
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Relevance is the recall scoring configuration; nil means the
+	// default. Open loads it from policies/relevance.json.
+	Relevance *store.Relevance
 }
 
 var _ store.Store = (*Store)(nil)
@@ -60,6 +64,39 @@ func (d dialect) String() string {
 //
 // Callers usually pass os.Getenv(EnvDSN).
 func Open(ctx context.Context, h home.Home, dsn string) (*Store, error) {
+	rel, err := loadRelevance(h)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, h, dsn)
+	if err != nil {
+		return nil, err
+	}
+	s.Relevance = rel
+	return s, nil
+}
+
+// loadRelevance reads policies/relevance.json when it replaces the
+// embedded default; an unusable file is an error, never the default.
+func loadRelevance(h home.Home) (*store.Relevance, error) {
+	if h.Root == "" {
+		return nil, nil
+	}
+	src, err := policies.Load(h, store.RelevanceFile)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if def, _ := policies.Default(store.RelevanceFile); strings.HasPrefix(src.Origin, "embedded:") || string(def) == string(src.Data) {
+		return nil, nil // the default, already built
+	}
+	r, err := store.ParseRelevance(src.Data)
+	if err != nil {
+		return nil, fmt.Errorf("open store: policy %s: %w", src.Origin, err)
+	}
+	return r, nil
+}
+
+func open(ctx context.Context, h home.Home, dsn string) (*Store, error) {
 	switch {
 	case dsn == "":
 		if h.Root == "" {

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/policies"
 	"github.com/docket/docket/store"
+	"github.com/docket/docket/store/memstore"
 	"github.com/docket/docket/store/sqlstore"
 	"github.com/docket/docket/store/storetest"
 )
@@ -271,5 +274,120 @@ func TestSQLiteAcrossHandles(t *testing.T) {
 	a, err := store.Wait(ctx, handles[2], "apr_x", 5*time.Second)
 	if err != nil || a.Status != store.ApprovalRejected || a.Allows() {
 		t.Fatalf("Wait across handles: %+v %v", a, err)
+	}
+}
+
+// TestRankingMatchesMemstore: the SQL backends and the in-memory store
+// rank the same memories the same way, score for score, under one clock.
+func TestRankingMatchesMemstore(t *testing.T) {
+	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	backends := map[string]func(t *testing.T) store.Store{
+		"sqlite": func(t *testing.T) store.Store {
+			s := newSQLite(t).(*sqlstore.Store)
+			s.Now = now
+			return s
+		},
+		"postgres": func(t *testing.T) store.Store {
+			s := newPostgres(t)
+			s.Now = now
+			return s
+		},
+	}
+	fixture := func(t *testing.T, s store.Store) []string {
+		ctx := context.Background()
+		mk := func(id, summary string, days int, ents ...string) store.Memory {
+			return store.Memory{ID: id, Summary: summary, Content: summary,
+				Source:     store.Source{Kind: "system_event", URI: "ledger:s#" + id},
+				Provenance: store.Provenance{Status: store.Observed, Confidence: 0.9, CreatedBy: "system"},
+				UsePolicy:  store.Evidence, Scope: store.Scope{Workspace: "ws", Visibility: store.WorkspaceVisible},
+				Entities: ents, Freshness: store.Freshness{CreatedAt: clock.AddDate(0, 0, -days)}}
+		}
+		for _, m := range []store.Memory{
+			mk("m1", "deploy to prod failed on the migration", 1, "repo:api"),
+			mk("m2", "deploy to prod failed, rolled back", 9, "repo:api"),
+			mk("m3", "deploy docs updated in the readme", 0),
+			mk("m4", "deploy token leaked in a comment", 30, "repo:web"),
+			mk("m5", "deploy flaky on the ci runners", 3, "repo:api"),
+		} {
+			if _, err := s.PutMemory(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		obs := mk("", "deploy failed again on the migration lock", 5, "repo:api")
+		obs.PatternKey = "deploy-lock"
+		for i := uint64(1); i <= 2; i++ {
+			obs.Lineage = store.Lineage{Session: "s", Seq: i, EntryHash: fmt.Sprintf("h%d", i)}
+			obs.Freshness.CreatedAt = clock.AddDate(0, 0, -int(6-i))
+			if _, _, err := s.Observe(ctx, obs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := s.Recall(ctx, store.RecallRequest{Workspace: "ws", Query: store.Query{Summary: "deploy failed", Entities: store.Entities{Repos: []string{"api"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range resp.Memories {
+			out = append(out, fmt.Sprintf("%s %s %.6f %+v", m.Summary, m.Bucket, m.Score, *m.Relevance))
+		}
+		return out
+	}
+	want := fixture(t, &memstore.Store{Now: now})
+	if len(want) != 6 {
+		t.Fatalf("memstore recalled %d: %v", len(want), want)
+	}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			got := fixture(t, open(t))
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("ranking differs from memstore:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+			}
+		})
+	}
+}
+
+// TestRelevancePolicy: the embedded relevance.json is the default set; a
+// replacement under policies/ re-buckets recall; an unusable one is an
+// error when the store opens, never the default.
+func TestRelevancePolicy(t *testing.T) {
+	def, err := policies.Default(store.RelevanceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := store.ParseRelevance(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(parsed, store.DefaultRelevance()) {
+		t.Fatalf("policies/defaults/relevance.json differs from store.DefaultRelevance()")
+	}
+	ctx := context.Background()
+	h, _ := home.At(t.TempDir())
+	if err := os.MkdirAll(h.PoliciesDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	custom := `{"schema":"docket.relevance.v1","fallback":"general","fallback_severity":1,
+		"buckets":[{"bucket":"payments","severity":5,"words":["refund"]}]}`
+	os.WriteFile(filepath.Join(h.PoliciesDir(), store.RelevanceFile), []byte(custom), 0o600)
+	s, err := sqlstore.Open(ctx, h, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := store.Memory{ID: "m1", Summary: "refund issued twice", Content: "refund issued twice",
+		Source:     store.Source{Kind: "system_event", URI: "ledger:s#1"},
+		Provenance: store.Provenance{Status: store.Observed, Confidence: 0.9, CreatedBy: "system"},
+		UsePolicy:  store.Evidence, Scope: store.Scope{Workspace: "ws", Visibility: store.WorkspaceVisible}}
+	if _, err := s.PutMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Recall(ctx, store.RecallRequest{Workspace: "ws", Query: store.Query{Summary: "refund"}})
+	if err != nil || len(resp.Memories) != 1 || resp.Memories[0].Bucket != "payments" {
+		t.Fatalf("custom buckets: %v %+v", err, resp.Memories)
+	}
+	os.WriteFile(filepath.Join(h.PoliciesDir(), store.RelevanceFile), []byte(`{"fallback":"x","fallback_severity":7}`), 0o600)
+	if _, err := sqlstore.Open(ctx, h, ""); err == nil || !strings.Contains(err.Error(), "relevance.json") {
+		t.Fatalf("invalid relevance.json: %v", err)
 	}
 }

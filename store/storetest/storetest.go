@@ -47,6 +47,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Inspect", testInspect},
 		{"ReviewSetsBehavior", testReviewSetsBehavior},
 		{"RepeatedLessonReinforces", testRepeatedLesson},
+		{"RelevanceBucketsAndScore", testRelevance},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -974,5 +975,44 @@ func testRepeatedLesson(t *testing.T, s store.Store) {
 	}))
 	if len(r3.Review) != 1 || r3.Memories[0] == r1.Memories[0] {
 		t.Errorf("different lesson: %+v", r3)
+	}
+}
+
+// testRelevance: recall ranks by the relevance score — severity from the
+// bucket, frequency from recurrences, repeatable patterns — and reports
+// each memory's bucket and factors.
+func testRelevance(t *testing.T, s store.Store) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	docs := evidence("mem_rel_docs", "cache invalidation bug noted in the readme")
+	docs.Freshness.CreatedAt = now.Add(-48 * time.Hour)
+	put(t, s, docs)
+	sec := evidence("mem_rel_sec", "cache invalidation bug leaked a password")
+	sec.Freshness.CreatedAt = now.Add(-48 * time.Hour)
+	put(t, s, sec)
+	resp := recall(t, s, "cache invalidation bug")
+	if got := ids(resp); len(got) != 2 || got[0] != "mem_rel_sec" {
+		t.Fatalf("severity ranking %v, want mem_rel_sec (secrets) before mem_rel_docs (docs)", got)
+	}
+	top, low := resp.Memories[0], resp.Memories[1]
+	if top.Bucket != "secrets" || low.Bucket != "docs" || top.Relevance == nil || top.Relevance.Severity != 5 || low.Relevance.Severity != 1 {
+		t.Fatalf("buckets %q %q factors %+v %+v", top.Bucket, low.Bucket, top.Relevance, low.Relevance)
+	}
+	// a docs pattern seen three times outranks both: frequency 3 and a
+	// structural pattern (1.5) against severity 5 of a one-off (0.5)
+	obs := evidence("", "cache invalidation bug in the docs build")
+	obs.PatternKey = "cache-docs"
+	for i := uint64(1); i <= 3; i++ {
+		obs.Lineage = store.Lineage{Session: "s-rel", Seq: i, EntryHash: fmt.Sprintf("rel%d", i)}
+		obs.Freshness = store.Freshness{CreatedAt: now.Add(-time.Duration(3-i) * time.Hour)}
+		if _, _, err := s.Observe(ctx, obs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp = recall(t, s, "cache invalidation bug")
+	if len(resp.Memories) != 3 || resp.Memories[0].PatternKey != "cache-docs" || resp.Memories[1].ID != "mem_rel_sec" {
+		t.Fatalf("after recurrences: %v", ids(resp))
+	}
+	if f := resp.Memories[0].Relevance; f.Frequency != 3 || f.Repeatable != 1.5 || f.Decay < 0.99 {
+		t.Fatalf("reinforced factors %+v", f)
 	}
 }

@@ -1,0 +1,263 @@
+//go:build linux
+
+package policies
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/docket/docket/internal/home"
+)
+
+// The approval cache: CheckApproval's "approved" for one version of the
+// policy files, so a hook does not read and verify the approval record on
+// every call. The cache (run/policy-approval.cache) holds a fingerprint
+// of everything the check depends on: the lstat of the state root, the
+// policies and validators directories (a file added, removed or renamed
+// changes its directory), the approval record and every policy file, and
+// a digest of the embedded defaults (which decide when there is no
+// record); then the time it was written and an HMAC-SHA256 over all of
+// it, with a key derived from the state root's HMAC key. It is trusted
+// only when the MAC verifies, the fingerprint is the one taken now, and
+// it was written more than two seconds after every time in the
+// fingerprint: a file written within a timestamp's granularity of the
+// check could otherwise keep its fingerprint. Symlinks anywhere in it
+// disable the cache (the full check resolves them). Only "approved" is
+// cached; any failure is recomputed, and a cache that does not verify is
+// ignored, so tampering with it only costs the full check.
+
+const (
+	approvalCacheFile   = "policy-approval.cache"
+	approvalCacheHeader = "docket.policy_approval_cache.v1"
+	// approvalCacheSettle is how much older than the cache every time in
+	// its fingerprint must be.
+	approvalCacheSettle = 2 * time.Second
+)
+
+// approvalCacheNow is the clock; a test moves it.
+var approvalCacheNow = time.Now
+
+func approvalCachePath(h home.Home) string {
+	return filepath.Join(h.Root, "run", approvalCacheFile)
+}
+
+// defaultsDigest identifies the embedded defaults.
+var defaultsDigest = sync.OnceValue(func() string {
+	s := sha256.New()
+	for _, n := range Names() {
+		b, _ := Default(n)
+		fmt.Fprintf(s, "%s %d\n", n, len(b))
+		s.Write(b)
+	}
+	return hex.EncodeToString(s.Sum(nil))
+})
+
+// approvalFingerprint lists what the check depends on, one "name stat"
+// line each; names are the policy files to include (from the cached
+// fingerprint, or from a listing). It returns the latest mtime or
+// ctime in it, and ok false when something is a symlink or cannot be
+// fingerprinted.
+func approvalFingerprint(h home.Home, files []string) (fp string, latest time.Time, ok bool) {
+	var b []byte
+	absent := false
+	add := func(name, p string, mayBeAbsent bool) bool {
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) && mayBeAbsent {
+			b = append(append(b, name...), " -\n"...)
+			absent = true
+			return true
+		}
+		if err != nil || st.Mode()&fs.ModeSymlink != 0 {
+			return false
+		}
+		sys, isStat := st.Sys().(*syscall.Stat_t)
+		if !isStat {
+			return false
+		}
+		for _, t := range []time.Time{st.ModTime(), time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec)} {
+			if t.After(latest) {
+				latest = t
+			}
+		}
+		b = append(append(b, name...), ' ')
+		b = strconv.AppendInt(b, st.Size(), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, st.ModTime().UnixNano(), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, sys.Ctim.Sec, 10)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, sys.Ctim.Nsec, 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, sys.Dev, 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, sys.Ino, 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(st.Mode()), 8)
+		b = append(b, '\n')
+		return true
+	}
+	if !add(".", h.Root, false) || !add("policies/", h.PoliciesDir(), true) || !add("validators/", h.ValidatorsDir(), true) ||
+		!add(ApprovalFile, ApprovalPath(h), true) {
+		return "", latest, false
+	}
+	for _, f := range files {
+		if !add(f, filepath.Join(h.Root, filepath.FromSlash(f)), true) {
+			return "", latest, false
+		}
+	}
+	if absent {
+		// without a record, or with a policy file removed, the embedded
+		// defaults decide: this binary's must be the ones cached
+		b = append(append(b, "defaults "...), defaultsDigest()...)
+		b = append(b, '\n')
+	}
+	return string(b), latest, true
+}
+
+// policyFileNames lists the names policyFiles looks at.
+func policyFileNames(h home.Home) ([]string, error) {
+	var out []string
+	for _, n := range Names() {
+		out = append(out, "policies/"+n)
+	}
+	ents, err := os.ReadDir(h.ValidatorsDir())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".yaml") && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, "validators/"+e.Name())
+		}
+	}
+	out = append(out, filepath.Base(h.ToolchainsPath()))
+	sort.Strings(out)
+	return out, nil
+}
+
+func approvalCacheKey(h home.Home) ([]byte, error) {
+	key, err := os.ReadFile(h.HMACKeyPath())
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(approvalCacheHeader))
+	return m.Sum(nil), nil
+}
+
+func approvalCacheMAC(key []byte, body string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(body))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// approvalCached reports whether a trusted cache says the policy files
+// in force are approved.
+func approvalCached(h home.Home) bool {
+	b, err := os.ReadFile(approvalCachePath(h))
+	if err != nil || len(b) > 64<<10 {
+		return false
+	}
+	// header \n files \n stamp \n fingerprint... mac \n
+	body, mac, ok := cutLastLine(string(b))
+	if !ok {
+		return false
+	}
+	key, err := approvalCacheKey(h)
+	if err != nil || !hmac.Equal([]byte(mac), []byte(approvalCacheMAC(key, body))) {
+		return false
+	}
+	header, rest, _ := strings.Cut(body, "\n")
+	filesLine, rest, _ := strings.Cut(rest, "\n")
+	stampLine, fp, _ := strings.Cut(rest, "\n")
+	if header != approvalCacheHeader {
+		return false
+	}
+	stamp, err := strconv.ParseInt(stampLine, 10, 64)
+	if err != nil {
+		return false
+	}
+	var files []string
+	if filesLine != "" {
+		files = strings.Split(filesLine, " ")
+	}
+	now, latest, ok := approvalFingerprint(h, files)
+	if !ok || now != fp {
+		return false
+	}
+	return time.Unix(0, stamp).Sub(latest) > approvalCacheSettle
+}
+
+func cutLastLine(s string) (body, last string, ok bool) {
+	s, ok = strings.CutSuffix(s, "\n")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(s, '\n')
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i+1], s[i+1:], true
+}
+
+// approvalSnapshot is the fingerprint taken before a full check.
+type approvalSnapshot struct {
+	files  []string
+	fp     string
+	latest time.Time
+	ok     bool
+}
+
+func snapshotApproval(h home.Home) approvalSnapshot {
+	files, err := policyFileNames(h)
+	if err != nil {
+		return approvalSnapshot{}
+	}
+	fp, latest, ok := approvalFingerprint(h, files)
+	return approvalSnapshot{files, fp, latest, ok}
+}
+
+// cacheApproval records that the policy files fingerprinted in pre,
+// before the full check found them approved, are approved: when nothing
+// changed since pre and they have settled (see approvalCacheSettle).
+// Errors are ignored: without a cache the next check runs in full.
+func cacheApproval(h home.Home, pre approvalSnapshot) {
+	if !pre.ok {
+		return
+	}
+	fp, _, ok := approvalFingerprint(h, pre.files)
+	stamp := approvalCacheNow()
+	if !ok || fp != pre.fp || stamp.Sub(pre.latest) <= approvalCacheSettle {
+		return
+	}
+	key, err := approvalCacheKey(h)
+	if err != nil {
+		return
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\n%s\n%d\n%s", approvalCacheHeader, strings.Join(pre.files, " "), stamp.UnixNano(), fp)
+	body := b.String()
+	p := approvalCachePath(h)
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+approvalCacheFile+".tmp*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(body + approvalCacheMAC(key, body) + "\n")
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return
+	}
+	os.Rename(tmp.Name(), p)
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Warm state of the hook socket: what every hook call would otherwise
+// load from disk (the policy set, the claim lexicon and binding, the
+// ledger keys) is built once and kept while the files it came from are
+// unchanged. Whether they changed is decided by a stat fingerprint taken
+// on every call: for each watched path (and, for a directory, each
+// entry in it) its lstat and stat identity — device, inode, mode, size,
+// mtime and ctime in nanoseconds. Any difference reloads, so same-user
+// mode, where anyone may edit the files, stays correct: a call never
+// sees state older than the files at the moment it started.
+
+// RacyWindow is how recent a file's mtime or ctime may be for state
+// built from it to be cached: within it a rewrite could keep every
+// stat field (coarse timestamps, same size), so state built from a file
+// that young is used once and not kept. A variable for tests, whose
+// files are all young.
+var RacyWindow = 2 * time.Second
+
+// Fingerprint returns the stat identity of paths and whether every one
+// of them is settled (older than RacyWindow at now). A path that does
+// not exist fingerprints as absent; a directory adds each entry's
+// identity (one level, names sorted), so a file appearing, vanishing or
+// changing in it changes the fingerprint.
+func Fingerprint(now time.Time, paths ...string) (fp string, settled bool) {
+	var b strings.Builder
+	settled = true
+	add := func(p string) os.FileInfo {
+		b.WriteString(p)
+		b.WriteByte('\x00')
+		lst, err := os.Lstat(p)
+		if err != nil {
+			b.WriteString("absent\n")
+			return nil
+		}
+		st := lst
+		if lst.Mode()&os.ModeSymlink != 0 {
+			if t, err := os.Readlink(p); err == nil {
+				b.WriteString("->" + t + "\x00")
+			}
+			if st, err = os.Stat(p); err != nil {
+				b.WriteString("dangling\n")
+				return nil
+			}
+		}
+		for _, fi := range []os.FileInfo{lst, st} {
+			id, mod := statIdentity(fi)
+			b.WriteString(id)
+			b.WriteByte(' ')
+			if now.Sub(mod) < RacyWindow {
+				settled = false
+			}
+		}
+		b.WriteByte('\n')
+		return st
+	}
+	for _, p := range paths {
+		st := add(p)
+		if st == nil || !st.IsDir() {
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			b.WriteString("unreadable\n")
+			settled = false
+			continue
+		}
+		names := make([]string, 0, len(ents))
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			add(filepath.Join(p, n))
+		}
+	}
+	return b.String(), settled
+}
+
+// fallbackIdentity is the portable part of a file's identity.
+func fallbackIdentity(fi os.FileInfo) string {
+	return strconv.FormatUint(uint64(fi.Mode()), 16) + " " + strconv.FormatInt(fi.Size(), 10) + " " + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+}
+
+// Warm keeps values built from files, one per key, each rebuilt when
+// the fingerprint of its files changes. It is safe for concurrent use;
+// two calls may build the same value at once (the later one is kept).
+type Warm[T any] struct {
+	mu      sync.Mutex
+	entries map[string]warmEntry[T]
+	// Loads counts builds, for tests.
+	Loads int
+}
+
+type warmEntry[T any] struct {
+	fp string
+	v  T
+}
+
+// maxWarmEntries bounds the keys kept (project-specific policy sets):
+// past it the map is cleared, so an agent naming many projects costs
+// reloads, never memory.
+const maxWarmEntries = 256
+
+// Get returns the value for key, built by load from the files at paths
+// (fingerprinted before load runs, so a change during the load reloads
+// next time). An error is returned and never kept.
+func (w *Warm[T]) Get(key string, paths []string, load func() (T, error)) (T, error) {
+	fp, settled := Fingerprint(time.Now(), paths...)
+	w.mu.Lock()
+	e, ok := w.entries[key]
+	w.mu.Unlock()
+	if ok && e.fp == fp {
+		return e.v, nil
+	}
+	v, err := load()
+	if err != nil {
+		return v, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.Loads++
+	if !settled {
+		delete(w.entries, key)
+		return v, nil
+	}
+	if w.entries == nil || len(w.entries) >= maxWarmEntries {
+		w.entries = map[string]warmEntry[T]{}
+	}
+	w.entries[key] = warmEntry[T]{fp: fp, v: v}
+	return v, nil
+}
