@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/docket/docket/hooks"
@@ -17,7 +19,10 @@ import (
 //   - for a shell call, the call runs every command the lesson names
 //     (program and subcommand: `git push`, `gh pr merge`, `kubectl
 //     apply`; for a program without subcommands its first target
-//     operand: `rm /home/dev/other`, `cat ~/.aws/credentials`), and
+//     operand: `rm /home/dev/other`, `cat ~/.aws/credentials`) with at
+//     least the lesson's flags and operands (a lesson about `git push
+//     --force origin main` is not about a plain push to main, nor about
+//     a force push of a feature branch), and
 //   - for a file call, the lesson names the call's file.
 //
 // The memory's entities say it ("tool:bash", "command:git push",
@@ -29,8 +34,9 @@ import (
 type subjectCall struct {
 	tool, alias string
 	kind        hooks.ToolKind
-	commands    [][]string // each command's key words, lowercased
-	targets     []string   // file paths and the target, lowercased
+	commands    [][]string        // each command's key words, lowercased
+	flags       []map[string]bool // each command's flags and operands, lowercased
+	targets     []string          // file paths and the target, lowercased
 	system      string
 }
 
@@ -71,11 +77,32 @@ func commandKey(s Segment) []string {
 		return append([]string{name}, ops[:min(want, len(ops))]...)
 	}
 	for _, o := range ops {
+		if strings.Contains(o, "://") {
+			return []string{name, o}
+		}
+	}
+	for _, o := range ops {
 		if strings.ContainsAny(o, "/.~:@") {
 			return []string{name, o}
 		}
 	}
 	return append([]string{name}, ops[:min(1, len(ops))]...)
+}
+
+// commandFlags are a segment's flags (without their =values) and
+// operands, lowercased: the words a lesson's command must all find.
+func commandFlags(s Segment) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range s.Argv[1:] {
+		if a == "-" || a == "--" || a == "" {
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			a, _, _ = strings.Cut(a, "=")
+		}
+		out[strings.ToLower(a)] = true
+	}
+	return out
 }
 
 func subjectOf(p *ActionProposal) subjectCall {
@@ -87,6 +114,7 @@ func subjectOf(p *ActionProposal) subjectCall {
 		for _, s := range sh.Segments {
 			if k := commandKey(s); k != nil {
 				c.commands = append(c.commands, k)
+				c.flags = append(c.flags, commandFlags(s))
 			}
 		}
 		return c
@@ -106,6 +134,7 @@ func subjectOfQuery(q RecallQuery) subjectCall {
 		for _, s := range ClassifyCommand(q.Target, ShellContext{}).Segments {
 			if k := commandKey(s); k != nil {
 				c.commands = append(c.commands, k)
+				c.flags = append(c.flags, commandFlags(s))
 			}
 		}
 		return c
@@ -122,12 +151,19 @@ func subjectOfQuery(q RecallQuery) subjectCall {
 func SubjectEntities(p *ActionProposal) []string {
 	c := subjectOf(p)
 	out := []string{"tool:" + c.tool}
-	for _, k := range c.commands {
-		out = append(out, "command:"+strings.Join(k, " "))
+	for i, k := range c.commands {
+		fl := make([]string, 0, len(c.flags[i]))
+		for f := range c.flags[i] {
+			if !slices.Contains(k, f) {
+				fl = append(fl, f)
+			}
+		}
+		sort.Strings(fl)
+		out = append(out, "command:"+strings.Join(append(slices.Clone(k), fl...), " "))
 	}
 	if c.kind != hooks.KindShell {
-		for _, t := range c.targets {
-			if strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") {
+		for i, t := range c.targets {
+			if (strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~")) && !slices.Contains(c.targets[:i], t) {
 				out = append(out, "file:"+t)
 			}
 		}
@@ -199,13 +235,24 @@ func binds(m Memory, c subjectCall) bool {
 	switch {
 	case c.kind == hooks.KindShell && len(commands) > 0:
 		// a lesson about a command line binds calls that run every
-		// command of it: "approve and merge" is not about a plain merge
-		keys := map[string]bool{}
-		for _, k := range c.commands {
-			keys[strings.Join(k, " ")] = true
-		}
+		// command of it, with at least its flags: "approve and merge" is
+		// not about a plain merge, a force push not about a push
 		for _, mc := range commands {
-			if !keys[mc] {
+			found := false
+			for i, k := range c.commands {
+				key := strings.Join(k, " ")
+				if mc != key && !strings.HasPrefix(mc, key+" ") {
+					continue
+				}
+				found = true
+				for _, w := range strings.Fields(mc[len(key):]) {
+					found = found && c.flags[i][w]
+				}
+				if found {
+					break
+				}
+			}
+			if !found {
 				return false
 			}
 		}

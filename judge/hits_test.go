@@ -139,6 +139,13 @@ func TestLessonBindsOnlyItsCalls(t *testing.T) {
 		{"push lesson binds another runtime's shell", []string{"tool:bash", "command:git push"}, "push", "run_shell_command", map[string]any{"command": "git push origin feat"}, true},
 		{"shell lesson vs a file write", []string{"tool:bash", "command:git push"}, "git push", "Write", map[string]any{"file_path": "/w/a.go", "content": "x"}, false},
 		{"rm of a sibling vs rm of node_modules", []string{"tool:bash", "command:rm /home/dev/other"}, "Do not run Bash rm -rf /home/dev/other", "Bash", map[string]any{"command": "rm -rf node_modules dist"}, false},
+		{"force-push lesson vs a plain push", []string{"tool:bash", "command:git push --force"}, "Do not run Bash git push --force origin main", "Bash", map[string]any{"command": "git push origin main"}, false},
+		{"force-push lesson vs a force push", []string{"tool:bash", "command:git push --force"}, "Do not run Bash git push --force origin main", "Bash", map[string]any{"command": "git push --force origin feat"}, true},
+		{"admin-merge lesson vs a squash merge", []string{"tool:bash", "command:gh pr merge --admin"}, "Do not run Bash gh pr merge 42 --admin", "Bash", map[string]any{"command": "gh pr merge 42 --squash"}, false},
+		{"admin-merge lesson vs an admin merge", []string{"tool:bash", "command:gh pr merge --admin"}, "Do not run Bash gh pr merge 42 --admin", "Bash", map[string]any{"command": "gh pr merge 7 --admin --squash"}, true},
+		{"push-to-main lesson vs a push to a feature branch", []string{"tool:bash", "command:git push main origin"}, "Ask a human before Bash git push origin main", "Bash", map[string]any{"command": "git push origin feat"}, false},
+		{"push-to-main lesson vs a push to main", []string{"tool:bash", "command:git push main origin"}, "Ask a human before Bash git push origin main", "Bash", map[string]any{"command": "git push -u origin main"}, true},
+		{"refspec force push lesson vs a push to main", []string{"tool:bash", "command:git push +main origin"}, "Do not run Bash git push origin +main", "Bash", map[string]any{"command": "git push origin main"}, false},
 		{"gh pr merge vs gh pr create", []string{"tool:bash", "command:gh pr merge"}, "gh pr merge", "Bash", map[string]any{"command": "gh pr create --fill"}, false},
 		{"gh pr merge vs gh pr merge", []string{"tool:bash", "command:gh pr merge"}, "gh pr merge", "Bash", map[string]any{"command": "gh pr merge 7 --squash"}, true},
 		{"words only: push lesson vs push", nil, "Ask a human before Bash git push to main", "Bash", map[string]any{"command": "git push origin main"}, true},
@@ -182,6 +189,35 @@ func TestLessonBindsFiles(t *testing.T) {
 		m := Memory{ID: "mem_x", Summary: tc.summary, Entities: tc.entities}
 		if got := LessonBindsQuery(m, RecallQuery{ToolName: tc.tool, Target: tc.target}); got != tc.binds {
 			t.Errorf("%s: binds %v, want %v", tc.name, got, tc.binds)
+		}
+	}
+}
+
+// A lesson's entities say what its call was about: the tool, each
+// command with its flags, the file.
+func TestSubjectEntities(t *testing.T) {
+	tests := []struct {
+		tool  string
+		input map[string]any
+		want  []string
+	}{
+		{"Bash", map[string]any{"command": "cd /w && git push -u origin main"}, []string{"tool:bash", "command:git push -u main origin"}},
+		{"Bash", map[string]any{"command": "gh pr review 4 --approve && gh pr merge 4 --squash"}, []string{"tool:bash", "command:gh pr review --approve 4", "command:gh pr merge --squash 4"}},
+		{"Bash", map[string]any{"command": "curl -X POST -d @x https://paste.example/api"}, []string{"tool:bash", "command:curl https://paste.example/api -d -x @x post"}},
+		{"Write", map[string]any{"file_path": "/home/u/proj/a.go", "content": "x"}, []string{"tool:write", "file:/home/u/proj/a.go"}},
+	}
+	for _, tc := range tests {
+		e, _ := testEngine(t, defaultSet(t))
+		var got []string
+		w := &MemStore{}
+		e.Writer = w
+		e.WriteBackAll = true
+		e.Decide(context.Background(), ev(tc.tool, tc.input))
+		if ds := w.Decisions(); len(ds) == 1 {
+			got = ds[0].Entities
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s %v: entities %q, want %q", tc.tool, tc.input, got, tc.want)
 		}
 	}
 }
