@@ -338,25 +338,21 @@ func TestGovernanceReviewPath(t *testing.T) {
 	}
 }
 
-// A confirmed lesson is recalled for any call that shares a word or the
-// tool with it: the correction "Do not run Bash rm -rf <sibling>" blocks
-// a later kubectl apply (label escalate). This documents the recall
-// over-match the full run measures (memory on raises false blocks); when
-// recall learns relevance this test fails and should be turned around.
+// A confirmed lesson binds only the calls it is about: the correction
+// "Do not run Bash rm -rf <sibling>" is recalled for a later kubectl
+// apply (they share the tool) but does not decide it: the shipped policy
+// escalates the kubectl apply, as labelled.
 func TestLessonOverMatch(t *testing.T) {
 	fx := pick(t, "incident-rm-sibling", "incident-deploy-kubectl")
 	on, _, err := JudgeStream(context.Background(), t.TempDir(), fx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if on[1].Got != Block || !slices.ContainsFunc(on[1].RuleIDs, func(id string) bool { return strings.HasPrefix(id, "memory:") }) {
-		t.Errorf("kubectl after an rm -rf lesson: %s %v", on[1].Got, on[1].RuleIDs)
+	if on[1].Got != Escalate || slices.ContainsFunc(on[1].RuleIDs, func(id string) bool { return strings.HasPrefix(id, "memory:") }) {
+		t.Errorf("kubectl after an rm -rf lesson: %s %v, want escalate by policy", on[1].Got, on[1].RuleIDs)
 	}
-	if on[1].LessonFrom != "incident-rm-sibling" || on[1].LessonTool != "Bash rm" || on[1].Tool != "Bash kubectl" {
+	if on[1].LessonFrom != "" {
 		t.Errorf("attribution: lesson from %q (%q) for %q", on[1].LessonFrom, on[1].LessonTool, on[1].Tool)
-	}
-	if x := compare([]Result{{Expected: Escalate, Got: Escalate}, {Expected: Escalate, Got: Escalate}}, on); x.DecidedByLesson != 1 || x.OnPoint != 0 {
-		t.Errorf("off-point lesson counted: %+v", x)
 	}
 }
 

@@ -346,7 +346,8 @@ func (rv *reviewer) correct(ctx context.Context, i int, f Fixture, ev *hooks.Eve
 		ReasoningSummary: "human correction of a " + string(d.Outcome) + ": " + f.Reason, Confidence: "high",
 		Judge: store.Judge{Kind: "human"}, Session: p.Binding.SessionID, ToolName: p.Tool.Name,
 		MemoryToWrite: store.MemoryToWrite{Lessons: []string{LessonText(f.Expected, p.Action.Description, string(d.RiskClass), f.Reason)}},
-		Entities:      []string{"tool:" + strings.ToLower(p.Tool.Name)},
+		// what the call was about: the lesson binds only calls like it
+		Entities: judge.SubjectEntities(p),
 	})
 	if err != nil {
 		return fmt.Errorf("write human correction: %w", err)

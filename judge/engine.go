@@ -361,10 +361,13 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 			d.Recall = "unavailable: " + err.Error()
 		} else {
 			d.Recall = fmt.Sprintf("ok: %d memories", len(rec.Memories))
+			// a lesson about another call is background, never an
+			// instruction: neither judge sees it as a policy hit
+			rec = BindingHits(rec, p)
 			jc.Policy.Recall = rec
 			// instruction-grade hits bind the policy judge too
 			var uses []MemoryUse
-			jm, uses = ApplyPolicyHits(jm, rec)
+			jm, uses = ApplyPolicyHits(jm, rec, p)
 			jm.MemoriesUsed = append(jm.MemoriesUsed, uses...)
 		}
 	}
@@ -705,6 +708,7 @@ func (e *Engine) record(ctx context.Context, ev *hooks.Event, d *Decision) bool 
 			PolicyVersion: d.PolicyVersion, ArgumentsDigest: d.ArgumentsHash, ProposalDigest: d.ProposalDigest,
 			MemoryUsed: d.MemoriesUsed, Time: e.now().UTC().Format(time.RFC3339Nano), Provenance: "observed",
 			Lessons: lessons(d), Human: d.EnforcementAction == EnforceApprovalGranted || d.EnforcementAction == EnforceApprovalDenied,
+			Entities: SubjectEntities(p),
 		})
 		if err != nil {
 			d.Warnings = append(d.Warnings, "store write-back: "+err.Error())

@@ -72,6 +72,11 @@ func (e *Engine) Evaluate(ctx context.Context, in *ActionProposal, input json.Ra
 	if len(p.Input) == 0 {
 		p.Input = json.RawMessage("{}")
 	}
+	if p.Context.ToolKind == "" {
+		// a runtime's own shell tool (run_shell, kind shell) is a shell:
+		// the classifier and Bash's protections apply to it
+		p.Context.ToolKind = ProposalToolKind(p)
+	}
 	// the registry and the classifier may only make the runtime's class stricter
 	probe := p.Clone()
 	Classify(probe, set.Tools)
@@ -204,4 +209,15 @@ func orSensitivity(a, b Sensitivity) Sensitivity {
 		ContainsFinancialOrLegalData:   a.ContainsFinancialOrLegalData || b.ContainsFinancialOrLegalData,
 		ContainsProductionSystemAccess: a.ContainsProductionSystemAccess || b.ContainsProductionSystemAccess,
 	}
+}
+
+// ProposalToolKind is the kind of a proposal's tool: the kind its name
+// maps to, else a shell when the runtime says the tool is one (Tool.Kind
+// "shell", whatever the runtime calls it).
+func ProposalToolKind(p *ActionProposal) hooks.ToolKind {
+	k := hooks.KindOf(p.Tool.Name)
+	if k == hooks.KindOther && strings.EqualFold(p.Tool.Kind, "shell") {
+		return hooks.KindShell
+	}
+	return k
 }

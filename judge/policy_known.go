@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:b00658c484d77bf23b10223b62889ff5"
+const defaultPolicyVersion = "pv1:7255c9929c3629119cdcf2a1292fad09"
 
 var _ time.Duration
 
@@ -318,6 +318,65 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Effect: "deny",
 					Path:   "*/.aws/credentials",
 					Reason: "cloud credentials are off limits to tools; ask the user",
+				},
+				policies.Rule{
+					ID:     "no-netrc",
+					Effect: "deny",
+					Path:   "*/.netrc",
+					Reason: "~/.netrc holds login credentials; they are off limits to tools, ask the user",
+				},
+				policies.Rule{
+					ID:     "no-docker-credentials",
+					Effect: "deny",
+					Path:   "*/.docker/config.json",
+					Reason: "~/.docker/config.json holds registry credentials; they are off limits to tools, ask the user",
+				},
+				policies.Rule{
+					ID:     "no-gh-credentials",
+					Effect: "deny",
+					Path:   "*/.config/gh/hosts.yml",
+					Reason: "the GitHub CLI's hosts.yml holds its token; use gh itself, never its token file",
+				},
+				policies.Rule{
+					ID:     "kube-config-needs-approval",
+					Effect: "escalate",
+					Path:   "*/.kube/config",
+					Reason: "~/.kube/config holds cluster credentials; a human must approve access",
+				},
+				policies.Rule{
+					ID:      "no-ssh-dir-copy",
+					Effect:  "deny",
+					Command: "scp *",
+					Path:    "*/.ssh",
+					Reason:  "copying ~/.ssh sends private keys away; ask the user",
+				},
+				policies.Rule{
+					ID:      "no-ssh-dir-sync",
+					Effect:  "deny",
+					Command: "rsync *",
+					Path:    "*/.ssh",
+					Reason:  "copying ~/.ssh sends private keys away; ask the user",
+				},
+				policies.Rule{
+					ID:      "no-ssh-dir-archive",
+					Effect:  "deny",
+					Command: "tar *",
+					Path:    "*/.ssh",
+					Reason:  "archiving ~/.ssh copies private keys; ask the user",
+				},
+				policies.Rule{
+					ID:       "no-authorized-keys-write",
+					Effect:   "deny",
+					Path:     "*/.ssh/authorized_keys*",
+					MinClass: "reversible_write",
+					Reason:   "adding to authorized_keys grants someone login to this machine; ask the user",
+				},
+				policies.Rule{
+					ID:       "git-hooks-need-approval",
+					Effect:   "escalate",
+					Path:     "*/.git/hooks/*",
+					MinClass: "reversible_write",
+					Reason:   "a git hook runs code on every commit or push; a human must approve changing one",
 				},
 				policies.Rule{
 					ID:     "env-files-need-approval",

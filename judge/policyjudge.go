@@ -238,6 +238,9 @@ func (j *PolicyJudge) Evaluate(ctx context.Context, p *ActionProposal, jc *Judgm
 	if v == nil {
 		v = j.prot.checkPaths(p)
 	}
+	if v == nil {
+		v = j.prot.checkCredentialSend(p)
+	}
 	if v != nil {
 		return Judgment{Outcome: Block, Reason: v.Reason, RuleIDs: []string{v.Rule}, Confidence: "high", Cost: cost}, nil
 	}
@@ -478,9 +481,11 @@ func outcomeRank(o Outcome) int {
 // hit can only make the outcome stricter — block > escalate (and
 // human_review) > revise > allow — so a confirmed "allow" lesson never
 // relaxes a built-in protection, a policy rule or a class policy. A hit
-// whose memory is not instruction-grade in rec is ignored. It returns the
-// judgment and the uses of every hit it considered.
-func ApplyPolicyHits(jm Judgment, rec Recall) (Judgment, []MemoryUse) {
+// whose memory is not instruction-grade in rec is ignored, and so is one
+// whose memory is not about p (LessonBinds: another tool kind, another
+// command, another file). It returns the judgment and the uses of every
+// hit it considered.
+func ApplyPolicyHits(jm Judgment, rec Recall, p *ActionProposal) (Judgment, []MemoryUse) {
 	var uses []MemoryUse
 	for _, h := range rec.PolicyHits {
 		var m *Memory
@@ -490,7 +495,7 @@ func ApplyPolicyHits(jm Judgment, rec Recall) (Judgment, []MemoryUse) {
 				break
 			}
 		}
-		if m == nil || !m.Injectable() || m.UsedAs() != "instruction" {
+		if m == nil || !m.Injectable() || m.UsedAs() != "instruction" || p == nil || !LessonBinds(*m, p) {
 			continue
 		}
 		uses = append(uses, MemoryUse{MemoryID: h.PolicyID, UsedAs: "instruction"})
@@ -513,4 +518,20 @@ func ApplyPolicyHits(jm Judgment, rec Recall) (Judgment, []MemoryUse) {
 		}
 	}
 	return jm, uses
+}
+
+// BindingHits returns rec with only the policy hits whose memories bind
+// p (LessonBinds); the memories themselves stay, as background.
+func BindingHits(rec Recall, p *ActionProposal) Recall {
+	var hits []PolicyHit
+	for _, h := range rec.PolicyHits {
+		for _, m := range rec.Memories {
+			if m.ID == h.PolicyID && LessonBinds(m, p) {
+				hits = append(hits, h)
+				break
+			}
+		}
+	}
+	rec.PolicyHits = hits
+	return rec
 }

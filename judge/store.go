@@ -40,6 +40,10 @@ type Memory struct {
 	CreatedAt  string  `json:"created_at,omitempty"`
 	// Decision is the outcome of a recalled prior decision, if it is one.
 	Decision string `json:"decision,omitempty"`
+	// Entities are the memory's "kind:value" tags (tool:bash, command:git
+	// push, file:/abs/path, system:prod): what it is about. A lesson
+	// binds only the calls they name (LessonBinds).
+	Entities []string `json:"entities,omitempty"`
 }
 
 // Injectable reports whether a judge may see m: superseded, disputed and
@@ -110,6 +114,9 @@ type DecisionRecord struct {
 	// final outcome was a human's (an approval resolved by a person).
 	Lessons []string `json:"lessons,omitempty"`
 	Human   bool     `json:"human,omitempty"`
+	// Entities say what the call was about (SubjectEntities), so the
+	// lessons it leaves bind only calls like it.
+	Entities []string `json:"entities,omitempty"`
 }
 
 // DecisionWriter stores decisions. WriteDecision is idempotent on

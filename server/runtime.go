@@ -301,9 +301,5 @@ func (s *Server) gateCheck(r *request) (int, any, error) {
 // says the tool is one (so the shell classifier reads the command). A
 // runtime's word can only add the classifier, which only raises a class.
 func proposalToolKind(p *judge.ActionProposal) hooks.ToolKind {
-	k := hooks.KindOf(p.Tool.Name)
-	if k == hooks.KindOther && p.Tool.Kind == "shell" {
-		return hooks.KindShell
-	}
-	return k
+	return judge.ProposalToolKind(p)
 }

@@ -166,6 +166,8 @@ func TestEvaluateOpenClawTools(t *testing.T) {
 		{"run_command", "shell", "gh pr merge 42 --squash", "escalate", "read_only"},
 		{"exec", "shell", "gh pr comment 42 --body LGTM", "", "read_only"},
 		{"exec", "shell", "ls -la", "allow", ""},
+		{"run_shell", "shell", "cat ~/.ssh/id_rsa", "block", ""},
+		{"terminal", "shell", "cat ~/.aws/credentials", "block", ""},
 	}
 	// the plugin's token file sits among docket's keys: no OpenClaw tool may read it
 	tokenFile := e.h.KeysDir() + "/openclaw.token"

@@ -69,10 +69,19 @@ func (a *Adapter) Recall(ctx context.Context, q judge.RecallQuery) (judge.Recall
 		r.Memories = append(r.Memories, judge.Memory{
 			ID: m.ID, Summary: m.Summary, Content: m.Content, Provenance: string(m.Provenance.Status),
 			UsePolicy: string(m.UsePolicy), Confidence: m.Provenance.Confidence, CreatedAt: m.Freshness.CreatedAt.UTC().Format(time.RFC3339),
+			Entities: m.Entities,
 		})
 	}
+	// a policy hit binds only the calls its lesson is about: the store
+	// finds lessons by shared words and tools, which is too loose for an
+	// instruction (judge.LessonBindsQuery)
 	for _, h := range resp.PolicyHits {
-		r.PolicyHits = append(r.PolicyHits, judge.PolicyHit{PolicyID: h.PolicyID, Summary: h.Summary, RequiredBehavior: h.RequiredBehavior})
+		for _, m := range r.Memories {
+			if m.ID == h.PolicyID && judge.LessonBindsQuery(m, q) {
+				r.PolicyHits = append(r.PolicyHits, judge.PolicyHit{PolicyID: h.PolicyID, Summary: h.Summary, RequiredBehavior: h.RequiredBehavior})
+				break
+			}
+		}
 	}
 	for _, w := range resp.Warnings {
 		r.Warnings = append(r.Warnings, w.Code+": "+w.Message)
@@ -115,7 +124,7 @@ func (a *Adapter) WriteDecision(ctx context.Context, d judge.DecisionRecord) err
 			Lessons:    d.Lessons,
 			Provenance: store.CandidateProvenance{DefaultStatus: store.Observed, RequiresReview: d.RequiresReview},
 		},
-		Entities: []string{"tool:" + strings.ToLower(d.ToolName)},
+		Entities: append([]string{"tool:" + strings.ToLower(d.ToolName)}, d.Entities...),
 	}
 	if d.Decision == judge.Revise {
 		sd.RequiredRevision = store.RequiredRevision{Summary: d.ReasoningSummary}
