@@ -366,7 +366,6 @@ func ruleLiterals(patterns []string) []string {
 	return all
 }
 
-
 func shortest(l []string) int {
 	n := -1
 	for _, s := range l {
