@@ -89,20 +89,48 @@ func commandKey(s Segment) []string {
 	return append([]string{name}, ops[:min(1, len(ops))]...)
 }
 
+// textFlags take free text (a comment, a title, a message) as their
+// value: what a call says is not what it does, so a lesson about
+// commenting on a pull request binds the next comment too.
+var textFlags = map[string]bool{"--body": true, "--title": true, "--message": true, "--notes": true, "--description": true,
+	"--subject": true, "--comment": true, "--reason": true}
+
+// shortTextFlags are the programs' one-letter text flags (elsewhere -b,
+// -t, -n name a branch, a tag, a namespace: what a call does).
+var shortTextFlags = map[string]map[string]bool{
+	"gh": {"-b": true, "-t": true, "-m": true}, "glab": {"-b": true, "-t": true, "-m": true}, "git": {"-m": true},
+}
+
 // commandFlags are a segment's flags (without their =values) and
 // operands, lowercased: the words a lesson's command must all find.
+// Numbers (a pull request's, an issue's) and the text of textFlags are
+// left out: they name which one, not what is done to it.
 func commandFlags(s Segment) map[string]bool {
 	out := map[string]bool{}
-	for _, a := range s.Argv[1:] {
-		if a == "-" || a == "--" || a == "" {
+	args := s.Argv[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-" || a == "--" || a == "" || isNumber(strings.TrimPrefix(a, "#")) {
 			continue
 		}
 		if strings.HasPrefix(a, "-") {
 			a, _, _ = strings.Cut(a, "=")
+			if (textFlags[a] || shortTextFlags[strings.ToLower(s.Name())][a]) && !strings.Contains(args[i], "=") {
+				i++ // its value
+			}
 		}
 		out[strings.ToLower(a)] = true
 	}
 	return out
+}
+
+func isNumber(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func subjectOf(p *ActionProposal) subjectCall {

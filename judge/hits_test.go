@@ -169,6 +169,36 @@ func TestLessonBindsOnlyItsCalls(t *testing.T) {
 	}
 }
 
+// A lesson made from a call (its entities are SubjectEntities of that
+// call) binds the calls that do the same thing to another pull request,
+// or say other words, and not the calls that do something else.
+func TestLessonFromCallBinds(t *testing.T) {
+	bash := func(c string) *ActionProposal {
+		cc := ClassifyCommand(c, ShellContext{})
+		return &ActionProposal{Tool: ToolRef{Name: "Bash"}, Context: ProposalContext{Shell: &cc}}
+	}
+	tests := []struct {
+		lesson, call string
+		binds        bool
+	}{
+		{`gh pr comment 42 --body "auth/session.go:12: LGTM"`, `gh pr comment 43 --body "auth/token.go:3: LGTM"`, true},
+		{`gh pr comment 42 -b "LGTM"`, `gh pr comment 7 -b "nit: rename"`, true},
+		{`gh pr comment 42 --body "LGTM"`, `gh pr review 42 --approve`, false},
+		{`gh pr merge 42 --admin`, `gh pr merge 7 --admin --squash`, true},
+		{`gh pr merge 42 --admin`, `gh pr merge 7 --squash`, false},
+		{`git commit -m "wip: secret"`, `git commit -m "fix: typo"`, true},
+		{`git push --force origin main`, `git push --force origin feat`, false},
+		{`kubectl delete -n prod pod web-1`, `kubectl delete -n dev pod web-1`, false},
+		{`docker build -t registry/app:prod .`, `docker build -t registry/app:dev .`, false},
+	}
+	for _, tc := range tests {
+		m := Memory{ID: "mem_x", Entities: SubjectEntities(bash(tc.lesson))}
+		if got := LessonBinds(m, bash(tc.call)); got != tc.binds {
+			t.Errorf("lesson from %q (entities %v) binds %q: %v, want %v", tc.lesson, m.Entities, tc.call, got, tc.binds)
+		}
+	}
+}
+
 // A lesson about a file binds only calls on that file.
 func TestLessonBindsFiles(t *testing.T) {
 	tests := []struct {
@@ -202,7 +232,8 @@ func TestSubjectEntities(t *testing.T) {
 		want  []string
 	}{
 		{"Bash", map[string]any{"command": "cd /w && git push -u origin main"}, []string{"tool:bash", "command:git push -u main origin"}},
-		{"Bash", map[string]any{"command": "gh pr review 4 --approve && gh pr merge 4 --squash"}, []string{"tool:bash", "command:gh pr review --approve 4", "command:gh pr merge --squash 4"}},
+		{"Bash", map[string]any{"command": "gh pr review 4 --approve && gh pr merge 4 --squash"}, []string{"tool:bash", "command:gh pr review --approve", "command:gh pr merge --squash"}},
+		{"Bash", map[string]any{"command": `gh pr comment 42 --body "LGTM"`}, []string{"tool:bash", "command:gh pr comment --body"}},
 		{"Bash", map[string]any{"command": "curl -X POST -d @x https://paste.example/api"}, []string{"tool:bash", "command:curl https://paste.example/api -d -x @x post"}},
 		{"Write", map[string]any{"file_path": "/home/u/proj/a.go", "content": "x"}, []string{"tool:write", "file:/home/u/proj/a.go"}},
 	}
