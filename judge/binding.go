@@ -257,7 +257,9 @@ func binds(m Memory, c subjectCall) bool {
 		if !ok {
 			return false
 		}
-	} else if !words[c.tool] && !(c.alias != "" && words[c.alias]) && !(c.kind == hooks.KindShell && words["bash"]) {
+	} else if c.kind != hooks.KindShell && !words[c.tool] && !(c.alias != "" && words[c.alias]) {
+		// a lesson written in words binds a shell call by the commands it
+		// names (below), whatever the runtime calls its shell tool
 		return false
 	}
 	switch {

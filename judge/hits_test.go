@@ -150,6 +150,8 @@ func TestLessonBindsOnlyItsCalls(t *testing.T) {
 		{"gh pr merge vs gh pr merge", []string{"tool:bash", "command:gh pr merge"}, "gh pr merge", "Bash", map[string]any{"command": "gh pr merge 7 --squash"}, true},
 		{"words only: push lesson vs push", nil, "Ask a human before Bash git push to main", "Bash", map[string]any{"command": "git push origin main"}, true},
 		{"words only: push lesson vs kubectl", nil, "Ask a human before Bash git push to main", "Bash", map[string]any{"command": "kubectl apply -f prod.yaml"}, false},
+		{"words only, no tool named: comment lesson vs a comment", nil, "gh pr comment on auth changes: post public review comments only after a maintainer approves them", "exec", map[string]any{"command": `gh pr comment 43 --body "auth/session.go:12: LGTM"`}, true},
+		{"words only, no tool named: comment lesson vs an issue", nil, "gh pr comment on auth changes: post public review comments only after a maintainer approves them", "exec", map[string]any{"command": "gh issue create --title x"}, false},
 		{"mcp lesson vs its tool", []string{"tool:mcp__attio__create-record"}, "ask before creating CRM records", "mcp__attio__create-record", map[string]any{"x": 1}, true},
 		{"mcp lesson vs another mcp tool", []string{"tool:mcp__github__add_issue_comment"}, "ask before commenting", "mcp__attio__create-record", map[string]any{"x": 1}, false},
 	}
