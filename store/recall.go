@@ -185,6 +185,7 @@ func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Ti
 	}
 	qterms := stems(SearchTerms(req))
 	tags := RequestTags(req)
+	anc := newAnchor(rc, req, qterms, tags)
 	warned := map[string]int{}
 	warn := func(code, msg, id string) {
 		warned[code]++
@@ -204,7 +205,7 @@ func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Ti
 			continue
 		}
 		rel := relevance(qterms, tags, &m)
-		if rel <= 0 {
+		if rel <= 0 || !anc.holds(&m) {
 			continue
 		}
 		if reason, code := exclusion(req, &m, now); code != "" {
@@ -213,6 +214,19 @@ func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Ti
 		}
 		bucket, sev := rc.Bucket(&m)
 		items = append(items, scored{mem: m, bucket: bucket, f: Factors{Match: rel, Severity: severity(sev, &m)}})
+	}
+	if rc.MinMatchRatio > 0 {
+		best := 0.0
+		for _, it := range items {
+			best = max(best, it.f.Match)
+		}
+		kept := items[:0]
+		for _, it := range items {
+			if it.f.Match >= rc.MinMatchRatio*best {
+				kept = append(kept, it)
+			}
+		}
+		items = kept
 	}
 	score(items, now)
 	ranked := make([]RecalledMemory, 0, len(items))
@@ -324,44 +338,9 @@ func stems(words []string) []string {
 func relevance(qterms, tags []string, m *Memory) float64 {
 	text := 0.0
 	if len(qterms) > 0 {
-		var hit uint64 // bit i: qterms[i] seen; SearchTerms keeps at most 16
-		var buf [64]byte
-		scan := func(s string) {
-			n := 0
-			flush := func() {
-				if n >= 2 && n <= len(buf) {
-					w := stemBytes(buf[:n])
-					for i, q := range qterms {
-						if string(w) == q {
-							hit |= 1 << i
-						}
-					}
-				}
-				n = 0
-			}
-			for _, r := range s {
-				switch {
-				case r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9'):
-				case r >= 'A' && r <= 'Z':
-					r += 'a' - 'A'
-				case r >= 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-					r = unicode.ToLower(r)
-				default:
-					flush()
-					continue
-				}
-				if n+utf8.RuneLen(r) <= len(buf) {
-					n += utf8.EncodeRune(buf[n:], r)
-				} else {
-					n = len(buf) + 1
-				}
-			}
-			flush()
-		}
-		scan(m.Summary)
-		scan(m.Content)
+		hit := termHits(qterms, m.Summary) | termHits(qterms, m.Content)
 		for _, e := range m.Entities {
-			scan(e)
+			hit |= termHits(qterms, e)
 		}
 		text = float64(bits.OnesCount64(hit)) / float64(len(qterms))
 	}
@@ -379,6 +358,108 @@ func relevance(qterms, tags []string, m *Memory) float64 {
 		return ent
 	}
 	return 0.6*text + 0.4*ent
+}
+
+// termHits returns bit i set when the stemmed qterms[i] is a word of s
+// (SearchTerms keeps at most 16 terms).
+func termHits(qterms []string, s string) uint64 {
+	var hit uint64
+	var buf [64]byte
+	n := 0
+	flush := func() {
+		if n >= 2 && n <= len(buf) {
+			w := stemBytes(buf[:n])
+			for i, q := range qterms {
+				if string(w) == q {
+					hit |= 1 << i
+				}
+			}
+		}
+		n = 0
+	}
+	for _, r := range s {
+		switch {
+		case r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9'):
+		case r >= 'A' && r <= 'Z':
+			r += 'a' - 'A'
+		case r >= 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			r = unicode.ToLower(r)
+		default:
+			flush()
+			continue
+		}
+		if n+utf8.RuneLen(r) <= len(buf) {
+			n += utf8.EncodeRune(buf[n:], r)
+		} else {
+			n = len(buf) + 1
+		}
+	}
+	flush()
+	return hit
+}
+
+// anchor is what a memory must share with a request to be recalled at
+// all: a word or a tag more specific than the tool that is being called.
+type anchor struct {
+	// terms are the request's stemmed words minus the tool name's words
+	// (the tool speaks through its tag).
+	terms []string
+	// tags are the request's entity tags other than tool:.
+	tags []string
+	// tool is the request's tool tag when it anchors: a tool of one
+	// purpose (an MCP tool), or a broad tool (a shell, file edits) when
+	// the request offers no other word or tag.
+	tool string
+}
+
+func newAnchor(rc *Relevance, req RecallRequest, qterms, tags []string) anchor {
+	var a anchor
+	toolWords := stems(Terms(req.Query.ToolName))
+	for _, q := range qterms {
+		if !slices.Contains(toolWords, q) {
+			a.terms = append(a.terms, q)
+		}
+	}
+	for _, t := range tags {
+		if !strings.HasPrefix(t, "tool:") {
+			a.tags = append(a.tags, t)
+		}
+	}
+	if req.Query.ToolName != "" {
+		if tt := NormalizeEntities([]string{"tool:" + req.Query.ToolName}); len(tt) == 1 &&
+			(!rc.broadTool(req.Query.ToolName) || len(a.terms) == 0 && len(a.tags) == 0) {
+			a.tool = tt[0]
+		}
+	}
+	return a
+}
+
+// holds reports whether m shares an anchor with the request: one of its
+// specific tags, the anchoring tool tag, or one of its words in m's
+// summary, content or non-tool entities.
+func (a anchor) holds(m *Memory) bool {
+	for _, t := range a.tags {
+		if _, ok := slices.BinarySearch(m.Entities, t); ok {
+			return true
+		}
+	}
+	if a.tool != "" {
+		if _, ok := slices.BinarySearch(m.Entities, a.tool); ok {
+			return true
+		}
+	}
+	if len(a.terms) == 0 {
+		return false
+	}
+	if termHits(a.terms, m.Summary)|termHits(a.terms, m.Content) != 0 {
+		return true
+	}
+	for _, e := range m.Entities {
+		if !strings.HasPrefix(e, "tool:") && termHits(a.terms, e) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func lastSeen(m *Memory) time.Time {

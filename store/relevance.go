@@ -67,6 +67,14 @@ type Relevance struct {
 	Fallback string `json:"fallback"`
 	// FallbackSeverity is its severity.
 	FallbackSeverity int `json:"fallback_severity"`
+	// BroadTools are tools used for everything (a shell, file edits;
+	// globs, case-insensitive): sharing one of them says nothing about a
+	// memory's subject, so their tool tag alone does not anchor a match
+	// (see anchored in recall.go).
+	BroadTools []string `json:"broad_tools,omitempty"`
+	// MinMatchRatio drops a candidate whose match is below this share of
+	// the best recallable candidate's match, in [0,1); 0 keeps all.
+	MinMatchRatio float64 `json:"min_match_ratio,omitempty"`
 }
 
 // Factors are a recalled memory's relevance factors.
@@ -92,6 +100,9 @@ func DefaultRelevance() *Relevance {
 		Schema:           RelevanceSchema,
 		Fallback:         "repo",
 		FallbackSeverity: 2,
+		BroadTools: []string{"bash", "shell", "powershell", "read", "write", "edit", "multiedit", "notebookedit",
+			"glob", "grep", "ls", "webfetch", "websearch", "task", "agent", "todowrite"},
+		MinMatchRatio: 0.25,
 		Buckets: []BucketRule{
 			{Bucket: "secrets", Severity: 5,
 				Paths: []string{".env", ".env.*", "*.pem", "*.key", "id_rsa*", "*.p12", "*credentials*", "*secrets*", ".npmrc", ".netrc"},
@@ -145,6 +156,9 @@ func ParseRelevance(b []byte) (*Relevance, error) {
 	}
 	if r.FallbackSeverity < 1 || r.FallbackSeverity > 5 {
 		return nil, fmt.Errorf("parse relevance: fallback_severity %d not in 1..5", r.FallbackSeverity)
+	}
+	if r.MinMatchRatio < 0 || r.MinMatchRatio >= 1 || math.IsNaN(r.MinMatchRatio) {
+		return nil, fmt.Errorf("parse relevance: min_match_ratio %v not in [0,1)", r.MinMatchRatio)
 	}
 	for i, b := range r.Buckets {
 		if b.Bucket == "" {
@@ -215,6 +229,17 @@ func (r *Relevance) Bucket(m *Memory) (string, int) {
 		}
 	}
 	return r.Fallback, r.FallbackSeverity
+}
+
+// broadTool reports whether tool is one of r's broad tools.
+func (r *Relevance) broadTool(tool string) bool {
+	tool = strings.ToLower(tool)
+	for _, g := range r.BroadTools {
+		if policies.Glob(strings.ToLower(g), tool) {
+			return true
+		}
+	}
+	return false
 }
 
 // normWords lowercases s and turns every run of non-word characters into

@@ -48,6 +48,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ReviewSetsBehavior", testReviewSetsBehavior},
 		{"RepeatedLessonReinforces", testRepeatedLesson},
 		{"RelevanceBucketsAndScore", testRelevance},
+		{"RecallAnchor", testRecallAnchor},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1014,5 +1015,30 @@ func testRelevance(t *testing.T, s store.Store) {
 	}
 	if f := resp.Memories[0].Relevance; f.Frequency != 3 || f.Repeatable != 1.5 || f.Decay < 0.99 {
 		t.Fatalf("reinforced factors %+v", f)
+	}
+}
+
+// testRecallAnchor: a shell call recalls memories about its command, not
+// every memory of the shell; a one-purpose tool's tag is enough, the words
+// of its name are not.
+func testRecallAnchor(t *testing.T, s store.Store) {
+	put(t, s, evidence("mem_anc_push", "git push to main needs a human", "tool:bash"))
+	put(t, s, evidence("mem_anc_kubectl", "run the tests before kubectl apply", "tool:bash", "system:prod"))
+	put(t, s, evidence("mem_anc_merge", "merging needs a human approval", "tool:mcp__github__merge_pull_request"))
+	put(t, s, evidence("mem_anc_comment", "ask before commenting on github issues", "tool:mcp__github__add_issue_comment"))
+	tests := []struct {
+		summary, tool string
+		want          []string
+	}{
+		{"Bash git push origin main", "Bash", []string{"mem_anc_push"}},
+		{"Bash kubectl apply -f k8s/prod.yaml", "Bash", []string{"mem_anc_kubectl"}},
+		{"mcp__github__merge_pull_request pull request 7", "mcp__github__merge_pull_request", []string{"mem_anc_merge"}},
+		{"mcp__github__add_issue_comment issue 401", "mcp__github__add_issue_comment", []string{"mem_anc_comment"}},
+	}
+	for _, tt := range tests {
+		resp := recall(t, s, tt.summary, func(q *store.RecallRequest) { q.Query.ToolName = tt.tool })
+		if got := ids(resp); !slices.Equal(got, tt.want) {
+			t.Errorf("recall %q: got %v, want %v", tt.summary, got, tt.want)
+		}
 	}
 }
