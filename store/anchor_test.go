@@ -74,6 +74,17 @@ func TestRecallAnchor(t *testing.T) {
 			},
 			want: []string{"m_best", "m_some"},
 		},
+		{
+			name: "an instruction below the floor still comes back", summary: "print the deploy token to the build log",
+			cands: []store.Candidate{
+				mem("m_best", "never print the deploy token in the build log", 1),
+				mem("m_rule", "the build cache is slow", 1, func(m *store.Memory) {
+					m.UsePolicy, m.Provenance.Status, m.Provenance.CreatedBy, m.Behavior = store.Instruction, store.UserConfirmed, "human", "escalate"
+				}),
+				mem("m_weak", "the build cache is slow", 1),
+			},
+			want: []string{"m_best", "m_rule"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

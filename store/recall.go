@@ -222,7 +222,9 @@ func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Ti
 		}
 		kept := items[:0]
 		for _, it := range items {
-			if it.f.Match >= rc.MinMatchRatio*best {
+			// an instruction (a confirmed rule or lesson) is never crowded
+			// out by a closer precedent: whether it binds is the judge's call
+			if it.f.Match >= rc.MinMatchRatio*best || it.mem.UsePolicy == Instruction {
 				kept = append(kept, it)
 			}
 		}
