@@ -21,50 +21,28 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/e2e/modelserver"
+	"github.com/docket/docket/internal/testbin"
 	"github.com/pelletier/go-toml/v2"
 )
 
 // docketBin is the directory of docket's binaries, built by the first
 // test that runs a CLI (so skipped tests cost no build).
-var (
-	docketBin string
-	buildOnce sync.Once
-	buildErr  error
-)
+var docketBin string
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if docketBin != "" {
-		os.RemoveAll(docketBin)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
 // buildDocket builds docket's binaries into docketBin once.
 func buildDocket(t *testing.T) {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "docket-e2e-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		docketBin = dir
-		cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/...")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build docket: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	docketBin = testbin.Dir(t)
 }
 
 // cliDir returns the directory holding the CLIs (and node, where they

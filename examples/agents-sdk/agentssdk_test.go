@@ -24,6 +24,7 @@ import (
 
 	"github.com/docket/docket/e2e/modelserver"
 	"github.com/docket/docket/internal/canonjson"
+	"github.com/docket/docket/internal/testbin"
 )
 
 // requireSDK returns the node to run the example with, or skips (fails
@@ -99,16 +100,10 @@ func serve(t *testing.T, bin string, env []string) string {
 	return ""
 }
 
-func buildDocket(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/docket")
-	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build docket: %v\n%s", err, out)
-	}
-	return dir
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
 }
 
 // blockRule is a rule added to the state root's tools.yaml (and approved):
@@ -133,7 +128,7 @@ type summary struct {
 
 func TestGuardrailsAgainstDocketServe(t *testing.T) {
 	node := requireSDK(t)
-	bin := buildDocket(t)
+	bin := testbin.Dir(t)
 	for _, api := range []string{"chat_completions", "responses"} {
 		t.Run(api, func(t *testing.T) { runScenario(t, node, bin, api) })
 	}

@@ -13,47 +13,26 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/e2e/modelserver"
+	"github.com/docket/docket/internal/testbin"
 )
 
-var (
-	binDir    string
-	buildOnce sync.Once
-	buildErr  error
-)
+// binDir is the directory of docket's binaries.
+var binDir string
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
 // buildDocket builds docket's binaries once.
 func buildDocket(t *testing.T) {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "docket-openclaw-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir = dir
-		cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/...")
-		cmd.Dir = "../.."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build docket: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	binDir = testbin.Dir(t)
 }
 
 // openclawDir is where e2e/install-openclaw.sh links openclaw and node.

@@ -1,0 +1,50 @@
+// Package testbin builds docket's binaries for the tests that run them as
+// real processes next to real clients (e2e/, examples/): once per test
+// process, statically (CGO_ENABLED=0, -trimpath), like `make build`.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+var (
+	once sync.Once
+	dir  string
+	err  error
+)
+
+// Dir returns the directory holding every binary of cmd/, building them
+// the first time it is called. Call Cleanup from TestMain after m.Run.
+func Dir(t testing.TB) string {
+	t.Helper()
+	once.Do(func() {
+		_, src, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(src), "..", "..")
+		if dir, err = os.MkdirTemp("", "docket-bin-"); err != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/...")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, berr := cmd.CombinedOutput(); berr != nil {
+			err = fmt.Errorf("build docket: %v\n%s", berr, out)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Cleanup removes the binaries Dir built, if it built any.
+func Cleanup() {
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+}
