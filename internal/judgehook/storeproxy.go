@@ -205,8 +205,7 @@ func (r *remoteStore) roundTrip(ctx context.Context, rq StoreRequest) (StoreResp
 		err := r.out.Decode(&rs)
 		done <- answer{rs, err}
 	}()
-	select {
-	case a := <-done:
+	result := func(a answer) (StoreResponse, error) {
 		if a.err != nil {
 			r.dead = fmt.Errorf("store unreachable: %w", a.err)
 			r.stop(true)
@@ -219,13 +218,33 @@ func (r *remoteStore) roundTrip(ctx context.Context, rq StoreRequest) (StoreResp
 			return StoreResponse{}, errors.New(a.rs.Error)
 		}
 		return a.rs, nil
+	}
+	select {
+	case a := <-done:
+		return result(a)
 	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// the child applies the same deadline and answers by it: give
+			// its answer a moment to arrive before giving the child up
+			t := time.NewTimer(deadlineGrace)
+			defer t.Stop()
+			select {
+			case a := <-done:
+				return result(a)
+			case <-t.C:
+			}
+		}
 		r.dead = fmt.Errorf("store call abandoned: %w", ctx.Err())
 		r.stop(true)
 		<-done
 		return StoreResponse{}, ctx.Err()
 	}
 }
+
+// deadlineGrace is how long past a call's deadline the child's answer
+// (which it sends by the deadline) may take to arrive before the child is
+// given up as hung.
+const deadlineGrace = 250 * time.Millisecond
 
 func (r *remoteStore) Recall(ctx context.Context, q judge.RecallQuery) (judge.Recall, error) {
 	rs, err := r.call(ctx, StoreRequest{Op: "recall", Query: &q})
