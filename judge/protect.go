@@ -586,7 +586,13 @@ func (pr Protector) gitStages(s Segment, dir string) *Violation {
 		}
 		paths = []string{worktree.FindRoot(dir)} // the whole working tree
 	}
+	root := worktree.FindRoot(dir)
 	for _, p := range paths {
+		if strings.HasPrefix(p, ":") {
+			// pathspec magic (`:/`, `:(top)`, `:!x`) names paths from the
+			// repository's top, wherever the command runs
+			p = root
+		}
 		x := pr.expand(p)
 		if strings.ContainsRune(x, unknownMark) {
 			continue
@@ -609,7 +615,7 @@ func searchesDot(s Segment) bool {
 	if len(s.Inputs) > 0 || s.Name() == "grep" && !hasFlag(s.Argv, "-r", "-R", "--recursive", "--dereference-recursive") {
 		return false // it reads the input it is given
 	}
-	if s.Piped && (s.Name() == "rg" || s.Name() == "ag" || s.Name() == "ack") {
+	if s.Piped && (s.Name() == "rg" || s.Name() == "ag" || s.Name() == "ack") && !hasFlag(s.Argv, "--files") {
 		return false // with a pipe for input and no path, they search the pipe (grep -r still searches .)
 	}
 	switch s.Name() {

@@ -203,6 +203,7 @@ func TestSearchInHomeCwd(t *testing.T) {
 		{"fd on a pipe", "Bash", map[string]any{"command": "echo x | fd hmac"}, true},
 		{"rg after a pipe, then alone", "Bash", map[string]any{"command": "echo x | rg a; rg secret"}, true},
 		{"rg on a pipe with a path", "Bash", map[string]any{"command": "echo x | rg secret ."}, true},
+		{"rg --files on a pipe lists the directory", "Bash", map[string]any{"command": "echo x | rg --files -uu"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := fs.ev(tc.tool, tc.input)
@@ -486,6 +487,9 @@ func TestGitStagingStateRoot(t *testing.T) {
 		{"add the state dir", fs.proj, "git add ~/.local", true},
 		{"stash -u in home", fs.user, "git stash -u", true},
 		{"stash --all in home", fs.user, "git stash push --all", true},
+		{"pathspec magic for the top", fs.proj, "git add :/", true},
+		{"pathspec magic, long form", fs.proj, "git add ':(top)'", true},
+		{"add -- then .", fs.user, "git add -- .", true},
 		{"add a file", fs.proj, "git add main.go p.go", false},
 		{"add . in a subdirectory", fs.proj, "git add .", false},
 		{"add -A in its own repository", other, "git add -A", false},
