@@ -113,9 +113,21 @@ var (
 	ErrAmendedRejected = errors.New("amended proposal rejected")
 )
 
-var kindSentinel = map[string]error{
-	KindUnavailable: ErrUnavailable, KindPolicyInvalid: ErrPolicyInvalid, KindBudgetExhausted: ErrBudgetExhausted,
-	KindProposalInvalid: ErrProposalInvalid, KindAmendedRejected: ErrAmendedRejected,
+// kindSentinel returns the sentinel error of a failure kind, or nil.
+func kindSentinel(kind string) error {
+	switch kind {
+	case KindUnavailable:
+		return ErrUnavailable
+	case KindPolicyInvalid:
+		return ErrPolicyInvalid
+	case KindBudgetExhausted:
+		return ErrBudgetExhausted
+	case KindProposalInvalid:
+		return ErrProposalInvalid
+	case KindAmendedRejected:
+		return ErrAmendedRejected
+	}
+	return nil
 }
 
 // Error is a judge failure of one Kind, from one judge.
@@ -126,7 +138,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := kindSentinel[e.Kind]
+	s := kindSentinel(e.Kind)
 	msg := e.Kind
 	if s != nil {
 		msg = s.Error()
@@ -143,7 +155,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches the sentinel of e's kind.
-func (e *Error) Is(target error) bool { return kindSentinel[e.Kind] == target && target != nil }
+func (e *Error) Is(target error) bool { return kindSentinel(e.Kind) == target && target != nil }
 
 func judgeErr(kind, judge string, format string, args ...any) *Error {
 	return &Error{Kind: kind, Judge: judge, Err: fmt.Errorf(format, args...)}
@@ -153,7 +165,7 @@ func judgeErr(kind, judge string, format string, args ...any) *Error {
 // unavailable (an unknown failure is never assumed harmless).
 func FailureKind(err error) string {
 	var je *Error
-	if errors.As(err, &je) && kindSentinel[je.Kind] != nil {
+	if errors.As(err, &je) && kindSentinel(je.Kind) != nil {
 		return je.Kind
 	}
 	var pe *policies.Error

@@ -41,18 +41,18 @@ type subjectCall struct {
 }
 
 // twoLevel lists programs whose subcommands have subcommands.
-var twoLevel = map[string]bool{"gh": true, "glab": true, "aws": true, "gcloud": true, "az": true, "doctl": true}
+var twoLevel = words{"gh", "glab", "aws", "gcloud", "az", "doctl"}
 
 // trivial lists commands that say nothing about what a call does.
-var trivial = map[string]bool{"cd": true, "pushd": true, "popd": true, "echo": true, "printf": true, "true": true, "false": true,
-	"pwd": true, "sleep": true, "export": true, "set": true, "source": true, ".": true, "test": true, "[": true, ":": true, "exit": true}
+var trivial = words{"cd", "pushd", "popd", "echo", "printf", "true", "false",
+	"pwd", "sleep", "export", "set", "source", ".", "test", "[", ":", "exit"}
 
 // subcommands lists programs whose first operand is a subcommand.
-var subcommands = map[string]bool{"git": true, "npm": true, "yarn": true, "pnpm": true, "bun": true, "kubectl": true, "docker": true,
-	"podman": true, "helm": true, "terraform": true, "tofu": true, "cargo": true, "go": true, "pip": true, "pip3": true, "uv": true,
-	"poetry": true, "brew": true, "apt": true, "apt-get": true, "systemctl": true, "make": true, "gradle": true, "mvn": true,
-	"dotnet": true, "heroku": true, "vercel": true, "fly": true, "flyctl": true, "firebase": true, "supabase": true, "wrangler": true,
-	"gh": true, "glab": true, "aws": true, "gcloud": true, "az": true, "doctl": true, "docket": true}
+var subcommands = words{"git", "npm", "yarn", "pnpm", "bun", "kubectl", "docker",
+	"podman", "helm", "terraform", "tofu", "cargo", "go", "pip", "pip3", "uv",
+	"poetry", "brew", "apt", "apt-get", "systemctl", "make", "gradle", "mvn",
+	"dotnet", "heroku", "vercel", "fly", "flyctl", "firebase", "supabase", "wrangler",
+	"gh", "glab", "aws", "gcloud", "az", "doctl", "docket"}
 
 // commandKey is a segment's program and subcommand (`git push`, `gh pr
 // merge`) or, for a program without subcommands, its first operand that
@@ -60,7 +60,7 @@ var subcommands = map[string]bool{"git": true, "npm": true, "yarn": true, "pnpm"
 // lowercased; nil for a trivial segment.
 func commandKey(s Segment) []string {
 	name := strings.ToLower(s.Name())
-	if name == "" || trivial[name] {
+	if name == "" || trivial.has(name) {
 		return nil
 	}
 	var ops []string
@@ -69,9 +69,9 @@ func commandKey(s Segment) []string {
 			ops = append(ops, strings.ToLower(a))
 		}
 	}
-	if subcommands[name] {
+	if subcommands.has(name) {
 		want := 1
-		if twoLevel[name] {
+		if twoLevel.has(name) {
 			want = 2
 		}
 		return append([]string{name}, ops[:min(want, len(ops))]...)
@@ -92,14 +92,25 @@ func commandKey(s Segment) []string {
 // textFlags take free text (a comment, a title, a message) as their
 // value: what a call says is not what it does, so a lesson about
 // commenting on a pull request binds the next comment too.
-var textFlags = map[string]bool{"--body": true, "--title": true, "--message": true, "--notes": true, "--description": true,
-	"--subject": true, "--comment": true, "--reason": true}
+var textFlags = words{"--body", "--title", "--message", "--notes", "--description",
+	"--subject", "--comment", "--reason"}
 
 // shortTextFlags are the programs' one-letter text flags (elsewhere -b,
 // -t, -n name a branch, a tag, a namespace: what a call does).
-var shortTextFlags = map[string]map[string]bool{
-	"gh": {"-b": true, "-t": true, "-m": true}, "glab": {"-b": true, "-t": true, "-m": true}, "git": {"-m": true},
+func shortTextFlags(program string) words {
+	switch program {
+	case "gh", "glab":
+		return ghTextFlags
+	case "git":
+		return gitTextFlags
+	}
+	return nil
 }
+
+var (
+	ghTextFlags  = words{"-b", "-t", "-m"}
+	gitTextFlags = words{"-m"}
+)
 
 // commandFlags are a segment's flags (without their =values) and
 // operands, lowercased: the words a lesson's command must all find.
@@ -115,7 +126,7 @@ func commandFlags(s Segment) map[string]bool {
 		}
 		if strings.HasPrefix(a, "-") {
 			a, _, _ = strings.Cut(a, "=")
-			if (textFlags[a] || shortTextFlags[strings.ToLower(s.Name())][a]) && !strings.Contains(args[i], "=") {
+			if (textFlags.has(a) || shortTextFlags(strings.ToLower(s.Name())).has(a)) && !strings.Contains(args[i], "=") {
 				i++ // its value
 			}
 		}

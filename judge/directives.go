@@ -504,15 +504,15 @@ func redactInput(p *ActionProposal, fs []outFinding) (json.RawMessage, error) {
 
 // messageFlags carry message text; their values are also scanned joined
 // together, so a secret split across two flags is seen whole.
-var messageFlags = map[string]bool{
-	"-m": true, "--message": true, "-b": true, "--body": true, "-t": true, "--title": true, "-d": true, "--data": true,
-	"--data-raw": true, "--data-binary": true, "--data-ascii": true, "--data-urlencode": true, "-f": true, "--raw-field": true,
-	"--field": true, "-c": true, "--comment": true, "--notes": true, "--subject": true, "-s": true, "--json": true,
+var messageFlags = words{
+	"-m", "--message", "-b", "--body", "-t", "--title", "-d", "--data",
+	"--data-raw", "--data-binary", "--data-ascii", "--data-urlencode", "-f", "--raw-field",
+	"--field", "-c", "--comment", "--notes", "--subject", "-s", "--json",
 }
 
 // fileFlags take a file whose content the command sends.
-var fileFlags = map[string]bool{
-	"--body-file": true, "--file": true, "-T": true, "--upload-file": true, "--post-file": true, "--input": true, "--notes-file": true,
+var fileFlags = words{
+	"--body-file", "--file", "-T", "--upload-file", "--post-file", "--input", "--notes-file",
 }
 
 func bashOutbound(cmd, cwd, root string) ([]outText, []string) {
@@ -521,8 +521,8 @@ func bashOutbound(cmd, cwd, root string) ([]outText, []string) {
 
 // readers are commands whose file arguments become their output: piped
 // into an outbound command or substituted into its arguments, the files
-// are sent.
-var readers = map[string]bool{"cat": true, "head": true, "tail": true, "tac": true, "base64": true, "base32": true, "xxd": true, "od": true, "jq": true, "gzip": true, "zcat": true, "tee": false}
+// are sent. (tee is not one: it writes its files.)
+var readers = words{"cat", "head", "tail", "tac", "base64", "base32", "xxd", "od", "jq", "gzip", "zcat"}
 
 // bashOutboundDepth analyses line (part of cmd, the whole command, which
 // redactions rewrite). The whole line of a command that sends something
@@ -579,7 +579,7 @@ func bashOutboundDepth(line, cmd, cwd, root string, depth int) ([]outText, []str
 			var parts []int
 			for i := 1; i < len(s.Argv); i++ {
 				f, v, hasV := strings.Cut(s.Argv[i], "=")
-				if messageFlags[f] && f != "" {
+				if messageFlags.has(f) && f != "" {
 					if !hasV && i+1 < len(s.Argv) {
 						v = s.Argv[i+1]
 						i++
@@ -614,7 +614,7 @@ func bashOutboundDepth(line, cmd, cwd, root string, depth int) ([]outText, []str
 		if np, _, ok := lexShell(dropHeredocBodies(n)); ok {
 			for _, pipe := range np {
 				for _, raw := range pipe {
-					if s := strip(raw); readers[s.Name()] {
+					if s := strip(raw); readers.has(s.Name()) {
 						for _, w := range s.Argv[1:] {
 							if !strings.HasPrefix(w, "-") {
 								files = append(files, w)
@@ -787,7 +787,7 @@ func bodyFiles(s Segment, before [][]string) []string {
 		w := argv[i]
 		f, v, hasV := strings.Cut(w, "=")
 		switch {
-		case fileFlags[f] || (f == "-F" && (name == "git" || name == "gh" && !hasV && i+1 < len(argv) && !strings.Contains(argv[i+1], "="))):
+		case fileFlags.has(f) || (f == "-F" && (name == "git" || name == "gh" && !hasV && i+1 < len(argv) && !strings.Contains(argv[i+1], "="))):
 			if !hasV && i+1 < len(argv) {
 				v = argv[i+1]
 				i++
@@ -820,7 +820,7 @@ func bodyFiles(s Segment, before [][]string) []string {
 	// what the pipeline feeds it: the files its readers read
 	for _, raw := range before {
 		prev := strip(raw)
-		if readers[prev.Name()] {
+		if readers.has(prev.Name()) {
 			for _, w := range prev.Argv[1:] {
 				if !strings.HasPrefix(w, "-") {
 					out = append(out, w)

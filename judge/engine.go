@@ -471,14 +471,29 @@ func (e *Engine) amend(p *ActionProposal, amendment json.RawMessage, set *Policy
 
 // toolSchemas gives the required string fields and the allowed fields of
 // the runtime's built-in tools; amendments to them are checked against it.
-var toolSchemas = map[string]struct{ required, optional []string }{
-	"Bash":         {[]string{"command"}, []string{"description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}},
-	"Write":        {[]string{"file_path", "content"}, nil},
-	"Edit":         {[]string{"file_path", "old_string", "new_string"}, []string{"replace_all"}},
-	"MultiEdit":    {[]string{"file_path"}, []string{"edits"}},
-	"Read":         {[]string{"file_path"}, []string{"offset", "limit", "pages"}},
-	"NotebookEdit": {[]string{"notebook_path", "new_source"}, []string{"cell_id", "cell_type", "edit_mode"}},
-	"WebFetch":     {[]string{"url", "prompt"}, nil},
+var toolSchemas = []toolSchema{
+	{"Bash", []string{"command"}, []string{"description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}},
+	{"Write", []string{"file_path", "content"}, nil},
+	{"Edit", []string{"file_path", "old_string", "new_string"}, []string{"replace_all"}},
+	{"MultiEdit", []string{"file_path"}, []string{"edits"}},
+	{"Read", []string{"file_path"}, []string{"offset", "limit", "pages"}},
+	{"NotebookEdit", []string{"notebook_path", "new_source"}, []string{"cell_id", "cell_type", "edit_mode"}},
+	{"WebFetch", []string{"url", "prompt"}, nil},
+}
+
+type toolSchema struct {
+	tool               string
+	required, optional []string
+}
+
+// schemaOf returns the schema of a built-in tool.
+func schemaOf(tool string) (toolSchema, bool) {
+	for _, sc := range toolSchemas {
+		if sc.tool == tool {
+			return sc, true
+		}
+	}
+	return toolSchema{}, false
 }
 
 // ValidateAmendment checks a judge's replacement tool input: one JSON
@@ -499,7 +514,7 @@ func ValidateAmendment(tool string, original, amended json.RawMessage) error {
 	if bytes.Equal(a, o) {
 		return errors.New("amendment does not change the call")
 	}
-	sc, ok := toolSchemas[tool]
+	sc, ok := schemaOf(tool)
 	if !ok {
 		var om map[string]any
 		_ = json.Unmarshal(original, &om)

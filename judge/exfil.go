@@ -11,10 +11,10 @@ import (
 const ProtectCredentialSend = "builtin:credential_send"
 
 // networkTools send their input or named files off the machine.
-var networkTools = set("curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp", "ftp", "rsync", "ssh", "http", "https", "xh", "httpie")
+var networkTools = words{"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp", "ftp", "rsync", "ssh", "http", "https", "xh", "httpie"}
 
 // envDumps print the environment (and with it every token in it).
-var envDumps = set("printenv", "env", "export", "set", "declare")
+var envDumps = words{"printenv", "env", "export", "set", "declare"}
 
 // credentialPath reports whether the absolute path ap is a file that
 // holds credentials: private SSH keys, cloud, registry, GitHub CLI and
@@ -80,7 +80,7 @@ func (pr Protector) checkCredentialSend(p *ActionProposal) *Violation {
 			dir = p.Context.Cwd
 		}
 		name := s.Name()
-		if networkTools[name] {
+		if networkTools.has(name) {
 			if secretIn {
 				return &Violation{Rule: ProtectCredentialSend, Reason: "the command pipes credentials or the environment into " + name + ", sending them off the machine; never send secrets, ask the user"}
 			}
@@ -91,7 +91,7 @@ func (pr Protector) checkCredentialSend(p *ActionProposal) *Violation {
 			}
 			continue
 		}
-		if envDumps[name] && len(s.Argv) == 1 || name == "env" && onlyFlags(s.Argv[1:]) {
+		if envDumps.has(name) && len(s.Argv) == 1 || name == "env" && onlyFlags(s.Argv[1:]) {
 			secretIn = true
 			continue
 		}

@@ -196,7 +196,7 @@ func (pr Protector) checkApproved(p *ActionProposal, cmd string, hasCmd bool) *V
 		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
 		sh = &cc
 	}
-	if sh != nil && sh.Class == policies.ReadOnly || sh == nil && readOnlyTools[p.Tool.Name] {
+	if sh != nil && sh.Class == policies.ReadOnly || sh == nil && readOnlyTools.has(p.Tool.Name) {
 		return nil
 	}
 	return &Violation{ProtectUnapproved, "docket's policy is not the one a human approved (" + pr.Unapproved + "); side-effecting calls are refused until the user runs `docket policy approve` in a terminal"}
@@ -415,13 +415,15 @@ func pathWords(s Segment) []string {
 }
 
 // readOnlyTools are the runtimes' built-in tools that only read.
-var readOnlyTools = set("Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep")
+var readOnlyTools = words{"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep"}
 
-var destructiveCommands = map[string]bool{"rm": true, "rmdir": true, "shred": true, "mv": true, "chmod": true, "chown": true, "chgrp": true, "dd": true, "find": true, "rsync": true, "truncate": true, "srm": true, "trash": true}
+var destructiveCommands = words{"rm", "rmdir", "shred", "mv", "chmod", "chown", "chgrp", "dd", "find", "rsync", "truncate", "srm", "trash"}
 
-var recursiveReaders = map[string]bool{"grep": true, "rg": true, "ag": true, "find": true, "tar": true, "zip": true, "rsync": true, "cp": true, "scp": true, "du": false, "chmod": true, "chown": true, "rm": true, "fd": true, "ack": true, "7z": true,
+// recursiveReaders walk the directories they are given (du only sizes
+// them, and is not one).
+var recursiveReaders = words{"grep", "rg", "ag", "find", "tar", "zip", "rsync", "cp", "scp", "chmod", "chown", "rm", "fd", "ack", "7z",
 	// a link to a directory above the state root reaches it by another path
-	"ln": true}
+	"ln"}
 
 func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Violation {
 	redefined := redefinesDocket(line)
@@ -480,7 +482,7 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 				return v
 			}
 		}
-		recursive := recursiveReaders[name] && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
+		recursive := recursiveReaders.has(name) && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
 		words := pathWords(s)
 		if recursive && searchesDot(s) {
 			words = append(words, ".")
@@ -508,12 +510,12 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 				continue
 			}
 			if (recursive || glob && cc.Class != policies.ReadOnly) && (ancestorOf(ap, pr.Home.Root) || ancestorOf(ap, pr.RealRoot)) {
-				if destructiveCommands[name] && top[ap] {
+				if destructiveCommands.has(name) && top[ap] {
 					return &Violation{ProtectDestructive, name + " on " + ap + " would destroy the filesystem root or home; name the exact files instead"}
 				}
 				return &Violation{ProtectShellState, name + " over " + ap + " would reach docket's state root (" + pr.Home.Root + "); narrow the path"}
 			}
-			if destructiveCommands[name] && (top[ap] || glob && top[strings.TrimSuffix(ap, "/")]) {
+			if destructiveCommands.has(name) && (top[ap] || glob && top[strings.TrimSuffix(ap, "/")]) {
 				if name == "find" && !hasFlag(s.Argv, "-delete") && !slicesContains(s.Argv, "-exec") {
 					continue
 				}

@@ -290,12 +290,12 @@ func (c *lstatMemo) realPath(p string) string {
 
 // interpreters run inline code; version suffixes (python3.12) are
 // dropped before the lookup.
-var interpreters = set("python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "irb", "php",
-	"lua", "luajit", "rscript", "osascript", "pwsh", "powershell", "tclsh", "julia", "groovy", "jshell", "swift", "awk", "gawk", "sh", "bash", "zsh", "dash", "ksh", "fish")
+var interpreters = words{"python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "irb", "php",
+	"lua", "luajit", "rscript", "osascript", "pwsh", "powershell", "tclsh", "julia", "groovy", "jshell", "swift", "awk", "gawk", "sh", "bash", "zsh", "dash", "ksh", "fish"}
 
 func isInterpreterName(n string) bool {
 	n = strings.ToLower(strings.TrimRight(n, "0123456789."))
-	return interpreters[n] || interpreters[n+"3"]
+	return interpreters.has(n) || interpreters.has(n+"3")
 }
 
 // squash lowercases s and keeps only letters and digits, so that
@@ -384,7 +384,7 @@ func (pr Protector) checkRoutes(p *ActionProposal, in map[string]any, cmd string
 	case p.Context.Shell != nil:
 		client := false
 		for _, s := range p.Context.Shell.Segments {
-			if netClients[s.Name()] || isInterpreterName(s.Name()) {
+			if netClients.has(s.Name()) || isInterpreterName(s.Name()) {
 				client = true
 				break
 			}
@@ -409,7 +409,7 @@ func (pr Protector) checkRoutes(p *ActionProposal, in map[string]any, cmd string
 	return nil
 }
 
-var netClients = set("curl", "wget", "http", "https", "xh", "httpie", "nc", "ncat", "socat", "telnet", "aria2c", "lwp-request", "GET", "POST", "PUT", "grpcurl", "websocat")
+var netClients = words{"curl", "wget", "http", "https", "xh", "httpie", "nc", "ncat", "socat", "telnet", "aria2c", "lwp-request", "GET", "POST", "PUT", "grpcurl", "websocat"}
 
 // checkPatch judges every path an apply_patch payload names as a write.
 func (pr Protector) checkPatch(in map[string]any, cwd string) *Violation {
@@ -498,7 +498,7 @@ func redefinesDocket(line string) bool {
 		strings.Contains(line, "docket()") || strings.Contains(line, "docket ()") || strings.Contains(line, "function docket")
 }
 
-var reviewActionNames = set("confirm", "edit", "evidence_only", "restrict_scope", "mark_stale", "merge", "reject", "dispute", "supersede", "escalate")
+var reviewActionNames = words{"confirm", "edit", "evidence_only", "restrict_scope", "mark_stale", "merge", "reject", "dispute", "supersede", "escalate"}
 
 // humanOnlyDocket names the docket subcommand in argv that only a human
 // may run (approvals, reviews, policy approval, tokens, key setup), or "".
@@ -517,7 +517,7 @@ func humanOnlyDocket(argv []string) string {
 			return "approvals " + arg
 		}
 	case "review":
-		if reviewActionNames[arg] {
+		if reviewActionNames.has(arg) {
 			return "review " + arg
 		}
 	case "policy":

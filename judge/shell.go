@@ -457,28 +457,20 @@ func skipFlags(words []string, withValue map[string]bool) []string {
 }
 
 var (
-	readOnlyCommands = set("ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "echo", "printf",
+	readOnlyCommands = words{"ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "echo", "printf",
 		"pwd", "which", "whereis", "type", "stat", "file", "diff", "cmp", "tree", "jq", "yq", "awk", "sort", "uniq", "cut", "tr",
 		"printenv", "date", "whoami", "id", "uname", "hostname", "du", "df", "ps", "top", "true", "false", "test", "[", "[[",
 		"basename", "dirname", "realpath", "readlink", "sha256sum", "shasum", "md5sum", "md5", "column", "nl", "fold", "rev",
 		"seq", "sleep", "cd", "pushd", "popd", "export", "set", "unset", "alias", "history", "man", "help",
 		"lsof", "netstat", "ss", "free", "uptime", "env", "locale", "tput", "clear", "fd", "bat", "glow", "git-log", "read",
-		"exit", "return", "local", "declare", "wait", "jobs", "cal", "xxd", "hexdump", "od", "strings", "base64")
-	mailCommands   = set("mail", "mailx", "sendmail", "mutt", "neomutt", "msmtp", "swaks", "slack", "slack-cli", "slackcat", "telegram-send", "twilio", "signal-cli", "discord", "notify-send-remote", "wall", "write", "osascript")
-	dbCommands     = set("psql", "mysql", "mariadb", "mongo", "mongosh", "redis-cli", "sqlcmd", "clickhouse-client", "cqlsh", "cockroach", "pg_restore", "pg_dump", "mysqldump", "influx", "bq", "snowsql")
-	diskCommands   = set("dd", "mkfs", "fdisk", "sfdisk", "parted", "shred", "wipefs", "mkswap", "diskutil", "format")
-	systemCommands = set("shutdown", "reboot", "halt", "poweroff", "systemctl", "service", "launchctl", "init", "iptables", "ufw", "useradd", "userdel", "usermod", "passwd", "visudo", "mount", "umount", "crontab")
-	remoteCommands = set("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "ftp")
-	publishVerbs   = set("publish", "upload", "push", "release")
+		"exit", "return", "local", "declare", "wait", "jobs", "cal", "xxd", "hexdump", "od", "strings", "base64"}
+	mailCommands   = words{"mail", "mailx", "sendmail", "mutt", "neomutt", "msmtp", "swaks", "slack", "slack-cli", "slackcat", "telegram-send", "twilio", "signal-cli", "discord", "notify-send-remote", "wall", "write", "osascript"}
+	dbCommands     = words{"psql", "mysql", "mariadb", "mongo", "mongosh", "redis-cli", "sqlcmd", "clickhouse-client", "cqlsh", "cockroach", "pg_restore", "pg_dump", "mysqldump", "influx", "bq", "snowsql"}
+	diskCommands   = words{"dd", "mkfs", "fdisk", "sfdisk", "parted", "shred", "wipefs", "mkswap", "diskutil", "format"}
+	systemCommands = words{"shutdown", "reboot", "halt", "poweroff", "systemctl", "service", "launchctl", "init", "iptables", "ufw", "useradd", "userdel", "usermod", "passwd", "visudo", "mount", "umount", "crontab"}
+	remoteCommands = words{"ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "ftp"}
+	publishVerbs   = words{"publish", "upload", "push", "release"}
 )
-
-func set(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
-	}
-	return m
-}
 
 func hasFlag(argv []string, flags ...string) bool {
 	for _, a := range argv[1:] {
@@ -614,9 +606,9 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		} else {
 			c.raise(policies.ReversibleWrite, "changes file mode")
 		}
-	case diskCommands[name] || strings.HasPrefix(name, "mkfs."):
+	case diskCommands.has(name) || strings.HasPrefix(name, "mkfs."):
 		c.raise(policies.HighRisk, name+" writes disks directly")
-	case systemCommands[name]:
+	case systemCommands.has(name):
 		c.raise(policies.HighRisk, name+" changes the system")
 	case name == "kubectl" || name == "oc":
 		sub, _ := subcommand(argv, map[string]bool{"-n": true, "--namespace": true, "--context": true, "-c": true, "--kubeconfig": true})
@@ -656,16 +648,16 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		}
 	case name == "npm" || name == "yarn" || name == "pnpm" || name == "bun" || name == "cargo" || name == "gem" || name == "poetry" || name == "twine" || name == "dotnet" || name == "mvn" || name == "gradle" || name == "hex" || name == "mix" || name == "flit" || name == "hatch" || name == "uv":
 		sub, rest := subcommand(argv, nil)
-		if publishVerbs[sub] || name == "twine" && sub == "upload" || sub == "nuget" && len(rest) > 1 && rest[1] == "push" || sub == "deploy" || name == "uv" && sub == "publish" {
+		if publishVerbs.has(sub) || name == "twine" && sub == "upload" || sub == "nuget" && len(rest) > 1 && rest[1] == "push" || sub == "deploy" || name == "uv" && sub == "publish" {
 			c.raise(policies.HighRisk, name+" "+sub+" publishes a package")
 		} else if sub == "unpublish" || sub == "yank" || sub == "owner" || sub == "deprecate" {
 			c.raise(policies.HighRisk, name+" "+sub+" changes a published package")
 		} else {
 			c.raise(policies.ReversibleWrite, "")
 		}
-	case mailCommands[name]:
+	case mailCommands.has(name):
 		c.raise(policies.ExternalSideEffect, name+" sends a message")
-	case dbCommands[name]:
+	case dbCommands.has(name):
 		c.raise(policies.ExternalSideEffect, name+" talks to a database")
 		if destructiveSQL(argv) {
 			c.raise(policies.HighRisk, "destructive SQL")
@@ -675,7 +667,7 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		if destructiveSQL(argv) {
 			c.raise(policies.HighRisk, "destructive SQL")
 		}
-	case remoteCommands[name]:
+	case remoteCommands.has(name):
 		c.raise(policies.ExternalSideEffect, name+" reaches another host")
 	case name == "sed" || name == "perl":
 		if hasFlag(argv, "-i", "--in-place") {
@@ -683,7 +675,7 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		}
 	case name == "tee" || name == "cp" || name == "mv" || name == "ln" || name == "mkdir" || name == "touch" || name == "install" || name == "tar" || name == "unzip" || name == "zip" || name == "patch":
 		c.raise(policies.ReversibleWrite, "")
-	case readOnlyCommands[name]:
+	case readOnlyCommands.has(name):
 	case name == "go":
 		sub, _ := subcommand(argv, nil)
 		switch sub {
