@@ -22,10 +22,14 @@ import (
 // There is no PostToolUseFailure event: a failed tool call arrives as a
 // PostToolUse whose tool_response says so.
 
-// codexTurnEvents are the events whose payloads always carry a turn_id.
-var codexTurnEvents = map[string]bool{
-	PreToolUse: true, PostToolUse: true, Stop: true, SubagentStop: true,
-	"UserPromptSubmit": true, "PermissionRequest": true,
+// codexTurnEvent reports whether the event's payloads always carry a
+// turn_id.
+func codexTurnEvent(name string) bool {
+	switch name {
+	case PreToolUse, PostToolUse, Stop, SubagentStop, "UserPromptSubmit", "PermissionRequest":
+		return true
+	}
+	return false
 }
 
 // DecodeCodex decodes a Codex CLI hook payload. Unknown fields are
@@ -45,7 +49,7 @@ func DecodeCodex(payload []byte) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if codexTurnEvents[e.Name] && e.TurnID == "" {
+	if codexTurnEvent(e.Name) && e.TurnID == "" {
 		return nil, &FieldError{Field: "turn_id", Reason: "missing on a Codex " + e.Name + " payload"}
 	}
 	if e.IsTool() && e.ToolName == "" {

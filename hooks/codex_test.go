@@ -21,7 +21,7 @@ func TestDecodeCodexRealPayloads(t *testing.T) {
 		if e.SessionID == "" {
 			t.Errorf("%s: no session id", name)
 		}
-		if codexTurnEvents[e.Name] && e.TurnID == "" {
+		if codexTurnEvent(e.Name) && e.TurnID == "" {
 			t.Errorf("%s: no turn id", name)
 		}
 		if e.IsTool() && (e.ToolName == "" || e.ToolUseID == "" || e.ToolInput == nil) {

@@ -25,18 +25,18 @@ import (
 // The conversation is the session (conversation_id) and the generation
 // the turn (generation_id). Cursor's stop payload carries no final
 // message; the gate falls back to transcript_path when Cursor sends one.
-var cursorNames = map[string]string{
-	"beforeShellExecution": PreToolUse,
-	"beforeMCPExecution":   PreToolUse,
-	"preToolUse":           PreToolUse,
-	"afterFileEdit":        PostToolUse,
-	"afterShellExecution":  PostToolUse,
-	"afterMCPExecution":    PostToolUse,
-	"postToolUse":          PostToolUse,
-	"postToolUseFailure":   PostToolUseFailure,
-	"stop":                 Stop,
-	"subagentStop":         SubagentStop,
-	"beforeSubmitPrompt":   UserPromptSubmit,
+var cursorNames = table[string]{
+	{"beforeShellExecution", PreToolUse},
+	{"beforeMCPExecution", PreToolUse},
+	{"preToolUse", PreToolUse},
+	{"afterFileEdit", PostToolUse},
+	{"afterShellExecution", PostToolUse},
+	{"afterMCPExecution", PostToolUse},
+	{"postToolUse", PostToolUse},
+	{"postToolUseFailure", PostToolUseFailure},
+	{"stop", Stop},
+	{"subagentStop", SubagentStop},
+	{"beforeSubmitPrompt", UserPromptSubmit},
 }
 
 // CursorShellTool and CursorEditTool are the tool names docket gives
@@ -80,7 +80,7 @@ func DecodeCursor(payload []byte) (*Event, error) {
 		e.Cwd = roots.Get("0").String()
 	}
 	e.Name = e.RawName
-	if n, ok := cursorNames[e.RawName]; ok {
+	if n, ok := cursorNames.lookup(e.RawName); ok {
 		e.Name = n
 	}
 	if v := p.Get("prompt"); e.Name == UserPromptSubmit && v.Type == gjson.String {

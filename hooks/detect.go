@@ -28,12 +28,16 @@ func ParseRuntime(s string) (Runtime, error) {
 	return "", fmt.Errorf("unknown runtime %q (want claude, codex, gemini or cursor)", s)
 }
 
-// Event names only Gemini CLI uses.
-var geminiEvents = map[string]bool{
-	"BeforeTool": true, "AfterTool": true,
-	"BeforeAgent": true, "AfterAgent": true,
-	"BeforeModel": true, "AfterModel": true,
-	"BeforeToolSelection": true, "PreCompress": true,
+// isGeminiEvent reports whether only Gemini CLI uses the event name.
+func isGeminiEvent(name string) bool {
+	switch name {
+	case "BeforeTool", "AfterTool",
+		"BeforeAgent", "AfterAgent",
+		"BeforeModel", "AfterModel",
+		"BeforeToolSelection", "PreCompress":
+		return true
+	}
+	return false
 }
 
 // Cursor's event names are camelCase; no other runtime uses a lowercase
@@ -67,7 +71,7 @@ func DetectRuntime(payload []byte) Runtime {
 		p.Get("generation_id").Exists(),
 		p.Get("workspace_roots").Exists():
 		return Cursor
-	case geminiEvents[name]:
+	case isGeminiEvent(name):
 		return Gemini
 	case p.Get("turn_id").Exists():
 		return Codex

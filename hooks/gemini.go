@@ -32,21 +32,21 @@ import (
 //     present when it is not 0, beside "Signal: …" and "Error: …" lines.
 
 // geminiNames maps Gemini CLI events onto docket's.
-var geminiNames = map[string]string{
-	"BeforeTool": PreToolUse,
-	"AfterTool":  PostToolUse,
-	"AfterAgent": Stop,
+var geminiNames = table[string]{
+	{"BeforeTool", PreToolUse},
+	{"AfterTool", PostToolUse},
+	{"AfterAgent", Stop},
 	// BeforeAgent carries the user's prompt before the agent plans.
-	"BeforeAgent": UserPromptSubmit,
+	{"BeforeAgent", UserPromptSubmit},
 }
 
 // GeminiEventName returns the Gemini CLI event that carries docket's
 // normalized event, or "" when Gemini has none (PostToolUseFailure arrives
 // as an AfterTool with an error; there is no SubagentStop).
 func GeminiEventName(event string) string {
-	for g, n := range geminiNames {
-		if n == event {
-			return g
+	for _, p := range geminiNames {
+		if p.val == event {
+			return p.key
 		}
 	}
 	return ""
@@ -81,7 +81,7 @@ func DecodeGemini(payload []byte) (*Event, error) {
 		return nil, &FieldError{Field: "session_id", Reason: "missing"}
 	}
 	e.Name = e.RawName
-	if n, ok := geminiNames[e.RawName]; ok {
+	if n, ok := geminiNames.lookup(e.RawName); ok {
 		e.Name = n
 	}
 	if v := p.Get("tool_input"); v.Exists() {

@@ -49,36 +49,36 @@ func (k ToolKind) Writes() bool {
 //	OpenClaw     exec; write; edit, apply_patch; read, ls
 //
 // Every runtime's MCP tools are mcp__<server>__<tool>.
-var toolKinds = map[string]ToolKind{
+var toolKinds = table[ToolKind]{
 	// Claude Code
-	"Bash": KindShell, "Write": KindFileWrite,
-	"Edit": KindFileEdit, "MultiEdit": KindFileEdit, "NotebookEdit": KindFileEdit,
-	"Read": KindRead, "NotebookRead": KindRead, "LS": KindRead,
-	"Glob": KindSearch, "Grep": KindSearch,
-	"WebFetch": KindFetch, "WebSearch": KindFetch,
+	{"Bash", KindShell}, {"Write", KindFileWrite},
+	{"Edit", KindFileEdit}, {"MultiEdit", KindFileEdit}, {"NotebookEdit", KindFileEdit},
+	{"Read", KindRead}, {"NotebookRead", KindRead}, {"LS", KindRead},
+	{"Glob", KindSearch}, {"Grep", KindSearch},
+	{"WebFetch", KindFetch}, {"WebSearch", KindFetch},
 	// Codex CLI
-	"shell": KindShell, "exec_command": KindShell, "local_shell": KindShell,
-	"container.exec": KindShell, "unified_exec": KindShell,
-	"apply_patch": KindPatch,
+	{"shell", KindShell}, {"exec_command", KindShell}, {"local_shell", KindShell},
+	{"container.exec", KindShell}, {"unified_exec", KindShell},
+	{"apply_patch", KindPatch},
 	// Gemini CLI
-	"run_shell_command": KindShell, "write_file": KindFileWrite,
-	"replace": KindFileEdit, "edit": KindFileEdit,
-	"read_file": KindRead, "read_many_files": KindRead, "list_directory": KindRead,
-	"glob": KindSearch, "search_file_content": KindSearch, "grep": KindSearch, "grep_search": KindSearch,
-	"web_fetch": KindFetch, "google_web_search": KindFetch,
+	{"run_shell_command", KindShell}, {"write_file", KindFileWrite},
+	{"replace", KindFileEdit}, {"edit", KindFileEdit},
+	{"read_file", KindRead}, {"read_many_files", KindRead}, {"list_directory", KindRead},
+	{"glob", KindSearch}, {"search_file_content", KindSearch}, {"grep", KindSearch}, {"grep_search", KindSearch},
+	{"web_fetch", KindFetch}, {"google_web_search", KindFetch},
 	// Cursor
-	"Shell": KindShell, "run_terminal_cmd": KindShell,
-	"Delete": KindFileWrite, "delete_file": KindFileWrite,
-	"edit_file": KindFileEdit, "search_replace": KindFileEdit,
-	"list_dir": KindRead, "file_search": KindSearch, "codebase_search": KindSearch,
-	"web_search": KindFetch,
+	{"Shell", KindShell}, {"run_terminal_cmd", KindShell},
+	{"Delete", KindFileWrite}, {"delete_file", KindFileWrite},
+	{"edit_file", KindFileEdit}, {"search_replace", KindFileEdit},
+	{"list_dir", KindRead}, {"file_search", KindSearch}, {"codebase_search", KindSearch},
+	{"web_search", KindFetch},
 	// OpenClaw (plugin hooks, not hook JSON: adapters/openclaw)
-	"exec": KindShell, "read": KindRead, "write": KindFileWrite, "ls": KindRead,
+	{"exec", KindShell}, {"read", KindRead}, {"write", KindFileWrite}, {"ls", KindRead},
 }
 
 // KindOf maps a tool name, as any runtime sends it, onto a ToolKind.
 func KindOf(tool string) ToolKind {
-	if k, ok := toolKinds[tool]; ok {
+	if k, ok := toolKinds.lookup(tool); ok {
 		return k
 	}
 	if strings.HasPrefix(tool, "mcp__") {
