@@ -2,6 +2,7 @@ package gate
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -59,9 +60,10 @@ func normalize(s string) string {
 // Armenian text ("готово", "не", "тесты") is left as is, so the lexicon's
 // patterns and negation cues for that language can match it.
 func foldConfusables(rs []rune) {
+	conf := confusables()
 	foreign := false
 	for _, r := range rs {
-		if _, ok := confusables[r]; !ok && unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian) {
+		if _, ok := conf[r]; !ok && unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian) {
 			foreign = true
 			break
 		}
@@ -73,7 +75,7 @@ func foldConfusables(rs []rune) {
 		}
 		j, latin, own := i, false, false
 		for ; j < len(rs) && unicode.IsLetter(rs[j]); j++ {
-			if _, ok := confusables[rs[j]]; ok {
+			if _, ok := conf[rs[j]]; ok {
 				continue
 			}
 			if unicode.Is(unicode.Latin, rs[j]) {
@@ -84,7 +86,7 @@ func foldConfusables(rs []rune) {
 		}
 		if latin || !own && !foreign {
 			for k := i; k < j; k++ {
-				if f, ok := confusables[rs[k]]; ok {
+				if f, ok := conf[rs[k]]; ok {
 					rs[k] = f
 				}
 			}
@@ -112,16 +114,19 @@ func isCJK(r rune) bool {
 }
 
 // confusables folds letters that render like Latin ones (after NFKC,
-// which already folds fullwidth and mathematical alphanumerics).
-var confusables = map[rune]rune{
-	// Cyrillic
-	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p', 'с': 'c', 'т': 't', 'у': 'y', 'х': 'x',
-	'ѕ': 's', 'і': 'i', 'ї': 'i', 'ј': 'j', 'ԁ': 'd', 'ӏ': 'l', 'һ': 'h', 'ԛ': 'q', 'ԝ': 'w', 'ү': 'y', 'ɡ': 'g', 'ь': 'b',
-	'А': 'A', 'В': 'B', 'Е': 'E', 'Ё': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'У': 'Y', 'Х': 'X',
-	'Ѕ': 'S', 'І': 'I', 'Ї': 'I', 'Ј': 'J', 'Ԁ': 'D', 'Ӏ': 'I', 'Һ': 'H', 'Ԛ': 'Q', 'Ԝ': 'W', 'Ү': 'Y',
-	// Greek
-	'α': 'a', 'ο': 'o', 'ν': 'v', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'υ': 'u', 'χ': 'x', 'ε': 'e', 'τ': 't', 'ϲ': 'c', 'ϳ': 'j',
-	'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X', 'Ϲ': 'C',
-	// Armenian, Latin variants
-	'օ': 'o', 'ս': 'u', 'ց': 'g', 'ı': 'i', 'ɑ': 'a', 'ɩ': 'i', 'ǀ': 'l', 'ʟ': 'L',
-}
+// which already folds fullwidth and mathematical alphanumerics). Built on
+// first use: most text the gate reads has none.
+var confusables = sync.OnceValue(func() map[rune]rune {
+	return map[rune]rune{
+		// Cyrillic
+		'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p', 'с': 'c', 'т': 't', 'у': 'y', 'х': 'x',
+		'ѕ': 's', 'і': 'i', 'ї': 'i', 'ј': 'j', 'ԁ': 'd', 'ӏ': 'l', 'һ': 'h', 'ԛ': 'q', 'ԝ': 'w', 'ү': 'y', 'ɡ': 'g', 'ь': 'b',
+		'А': 'A', 'В': 'B', 'Е': 'E', 'Ё': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'У': 'Y', 'Х': 'X',
+		'Ѕ': 'S', 'І': 'I', 'Ї': 'I', 'Ј': 'J', 'Ԁ': 'D', 'Ӏ': 'I', 'Һ': 'H', 'Ԛ': 'Q', 'Ԝ': 'W', 'Ү': 'Y',
+		// Greek
+		'α': 'a', 'ο': 'o', 'ν': 'v', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'υ': 'u', 'χ': 'x', 'ε': 'e', 'τ': 't', 'ϲ': 'c', 'ϳ': 'j',
+		'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X', 'Ϲ': 'C',
+		// Armenian, Latin variants
+		'օ': 'o', 'ս': 'u', 'ց': 'g', 'ı': 'i', 'ɑ': 'a', 'ɩ': 'i', 'ǀ': 'l', 'ʟ': 'L',
+	}
+})
