@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,7 +27,7 @@ import (
 //	…                                         (one line per key, sorted)
 //	mac <key_id> <hex HMAC-SHA256(K, "docket-trust-levels-v1\n" || every line above, each with its \n)>
 //
-// agent and scope are percent-encoded (url.PathEscape) so neither holds a
+// agent and scope are percent-encoded (as url.PathEscape does) so neither holds a
 // space. A reader checks the MAC over the bytes before the mac line, then
 // looks up only the lines of the agent it judges.
 
@@ -84,7 +83,7 @@ func (sm *Summary) encode(keys *ledger.Keys) []byte {
 	lines := make([]string, 0, len(sm.Keys))
 	for name, k := range sm.Keys {
 		agent, scope, _ := strings.Cut(name, " ")
-		lines = append(lines, fmt.Sprintf("key %s %s %d %s %d %d\n", url.PathEscape(agent), url.PathEscape(scope),
+		lines = append(lines, fmt.Sprintf("key %s %s %d %s %d %d\n", pathEscape(agent), pathEscape(scope),
 			k.Level, strconv.FormatFloat(k.Score, 'f', 6, 64), k.Actions, unix(k.HeldSince)))
 	}
 	sort.Strings(lines)
@@ -161,7 +160,7 @@ func parseSummary(b []byte, keys *ledger.Keys) (*Summary, error) {
 
 // lookup finds a key in the loaded lines.
 func (sm *Summary) lookup(agent, scope string) (SummaryKey, bool) {
-	prefix := []byte("key " + url.PathEscape(agent) + " " + url.PathEscape(scope) + " ")
+	prefix := []byte("key " + pathEscape(agent) + " " + pathEscape(scope) + " ")
 	rest := sm.raw
 	for len(rest) > 0 {
 		j := bytes.Index(rest, prefix)
