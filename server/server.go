@@ -25,6 +25,7 @@ import (
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
+	"github.com/docket/docket/judge/policywatch"
 	"github.com/docket/docket/judge/storeadapter"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/store"
@@ -71,7 +72,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	metrics *metrics
-	policy  *judge.Engine // holds the policy snapshot; Watch reloads it
+	policy  *judge.Engine // holds the policy snapshot; policywatch.Watch reloads it
 	polErr  atomic.Pointer[error]
 	handler http.Handler
 	closing chan struct{}
@@ -333,7 +334,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsCert, tlsKey str
 	defer stopBG()
 	go s.cfg.Events.TailLedgers(bg, s.cfg.Home, 250*time.Millisecond, func(err error) { s.logf("events: %v", err) })
 	if s.cfg.LoadPolicy != nil && s.cfg.Home.Root != "" {
-		go s.policy.Watch(bg, []string{s.cfg.Home.PoliciesDir()}, s.cfg.LoadPolicy, func(_ *judge.PolicySet, err error) {
+		go policywatch.Watch(bg, s.policy, []string{s.cfg.Home.PoliciesDir()}, s.cfg.LoadPolicy, func(_ *judge.PolicySet, err error) {
 			if err != nil {
 				s.polErr.Store(&err)
 				s.logf("policy reload failed, evaluations fail closed: %v", err)

@@ -1,4 +1,7 @@
-package judge
+// Package policywatch reloads a judge engine's policy set when its files
+// change. It is apart from package judge so that the hooks, which judge
+// one call and exit, do not link fsnotify.
+package policywatch
 
 import (
 	"context"
@@ -8,16 +11,18 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/docket/docket/judge"
 )
 
-// Watch reloads the engine's policy whenever a file in dirs changes,
+// Watch reloads e's policy whenever a file in dirs changes,
 // until ctx ends. Each reload calls load for a complete new snapshot and
 // swaps it in atomically: a decision sees the old set or the new one,
 // never a mix. A reload that fails puts the engine in the fail-closed
 // state (every call is blocked as policy_invalid) until a later reload
 // succeeds; onReload, when set, hears about every attempt. Directories
 // that do not exist are skipped.
-func (e *Engine) Watch(ctx context.Context, dirs []string, load func() (*PolicySet, error), onReload func(*PolicySet, error)) error {
+func Watch(ctx context.Context, e *judge.Engine, dirs []string, load func() (*judge.PolicySet, error), onReload func(*judge.PolicySet, error)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err

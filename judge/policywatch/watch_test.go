@@ -1,4 +1,4 @@
-package judge
+package policywatch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/judge"
 	"github.com/docket/docket/policies"
 )
 
@@ -17,16 +18,16 @@ func TestWatchReloadsAtomically(t *testing.T) {
 	if err := os.MkdirAll(h.PoliciesDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	set, err := LoadPolicySet(h)
+	set, err := judge.LoadPolicySet(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewEngine(h, set)
+	e := judge.NewEngine(h, set)
 	v0 := e.Policy().Version
 	reloads := make(chan error, 16)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go e.Watch(ctx, []string{h.PoliciesDir()}, func() (*PolicySet, error) { return LoadPolicySet(h) }, func(_ *PolicySet, err error) { reloads <- err })
+	go Watch(ctx, e, []string{h.PoliciesDir()}, func() (*judge.PolicySet, error) { return judge.LoadPolicySet(h) }, func(_ *judge.PolicySet, err error) { reloads <- err })
 	time.Sleep(100 * time.Millisecond) // let the watcher start
 	wait := func() error {
 		select {
@@ -37,7 +38,8 @@ func TestWatchReloadsAtomically(t *testing.T) {
 			return nil
 		}
 	}
-	read := ev("Read", map[string]any{"file_path": "/home/u/proj/a.go"})
+	read := &hooks.Event{Runtime: hooks.Claude, Name: hooks.PreToolUse, SessionID: "s1", Cwd: "/home/u/proj", ToolName: "Read",
+		ToolInput: []byte(`{"file_path":"/home/u/proj/a.go"}`), ToolUseID: "toolu_1"}
 
 	// malformed YAML: a policy error, and the engine fails closed
 	write(t, filepath.Join(h.PoliciesDir(), policies.JudgesFile), "---\nschema: [\n---\n")
@@ -45,7 +47,7 @@ func TestWatchReloadsAtomically(t *testing.T) {
 		t.Fatal("malformed judges.md reloaded without error")
 	}
 	a, d := e.Decide(context.Background(), read)
-	if a.Decision != hooks.Deny || d.FailureKind != KindPolicyInvalid {
+	if a.Decision != hooks.Deny || d.FailureKind != judge.KindPolicyInvalid {
 		t.Errorf("after a bad reload: %q %s", a.Decision, d.FailureKind)
 	}
 
