@@ -68,15 +68,12 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 	return e, nil
 }
 
-// exitCodeLine matches a string result that starts with its exit code:
-// "Error: Exit code N" (Claude Code's failed Bash call) and "Exit code: N"
-// (Codex's apply_patch and shell output), with or without the colon.
-var exitCodeLine = lazyRegexp(`^(?:Error: )?Exit code:? (\d+)`)
-
 // classifyFailure marks an event failed from whatever evidence its runtime
 // gives: the failure event itself, an is_error flag, an explicit exit
 // code, an interrupted flag, or a string result that starts with its exit
-// code (exitCodeLine).
+// code: "Error: Exit code N" (Claude Code's failed Bash call) and "Exit
+// code: N" (Codex's apply_patch and shell output), with or without the
+// colon (claudeExitCode).
 func classifyFailure(e *Event) {
 	if e.Name == PostToolUseFailure {
 		e.Failed = true
@@ -95,8 +92,8 @@ func classifyFailure(e *Event) {
 		}
 	}
 	if r.Type == gjson.String {
-		if m := exitCodeLine().FindStringSubmatch(r.String()); m != nil {
-			code, _ := strconv.Atoi(m[1])
+		if m, ok := claudeExitCode(r.String()); ok {
+			code, _ := strconv.Atoi(m)
 			e.ExitCode = &code
 		}
 	}

@@ -3,7 +3,6 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -136,22 +135,6 @@ func DerivedToolUseID(session, tool string, input json.RawMessage) string {
 	return "gemini_" + strings.TrimPrefix(d, "sha256:")[:24]
 }
 
-var (
-	geminiExitLine   = lazyRegexp(`(?m)^Exit Code: (-?\d+)\s*$`)
-	geminiSignalLine = lazyRegexp(`(?m)^Signal: (.+?)\s*$`)
-)
-
-// lastMatch returns the submatch of re's last match in s, or "": Gemini
-// appends its status lines after the command's output, so a line the
-// command printed itself comes first.
-func lastMatch(re *regexp.Regexp, s string) (string, bool) {
-	all := re.FindAllStringSubmatch(s, -1)
-	if len(all) == 0 {
-		return "", false
-	}
-	return all[len(all)-1][1], true
-}
-
 // geminiShellStatus reads a run_shell_command result's status from its
 // llmContent: the last "Exit Code: N" line (absent when N is 0) and the
 // last "Signal: S" line (the command was killed). A result with neither
@@ -162,7 +145,7 @@ func geminiShellStatus(e *Event) {
 		return
 	}
 	s := c.String()
-	if m, ok := lastMatch(geminiExitLine(), s); ok {
+	if m, ok := lastLine(s, geminiExitCode); ok {
 		if code, err := strconv.Atoi(m); err == nil {
 			e.ExitCode = &code
 			if code != 0 {
@@ -170,7 +153,7 @@ func geminiShellStatus(e *Event) {
 			}
 		}
 	}
-	if m, ok := lastMatch(geminiSignalLine(), s); ok && m != "(none)" {
+	if m, ok := lastLine(s, geminiSignal); ok && m != "(none)" {
 		e.Failed, e.Interrupted = true, true
 	}
 }

@@ -44,8 +44,6 @@ func ResolveExit(e *Event) bool {
 	return true
 }
 
-var rolloutExitLine = lazyRegexp(`(?m)^(?:Exit code:? |Process exited with code )(-?\d+)\s*$`)
-
 // codexRolloutExit finds the exit code of call id in a rollout file,
 // newest record first.
 func codexRolloutExit(path, id string) (int, bool) {
@@ -115,8 +113,8 @@ func rolloutExit(b []byte, id string) (int, bool) {
 				if i := strings.Index("\n"+s, "\nOutput:"); i >= 0 {
 					s = s[:i] // the command's own output cannot speak for it
 				}
-				if m := rolloutExitLine().FindStringSubmatch(s); m != nil {
-					if c, err := strconv.Atoi(m[1]); err == nil {
+				if m, ok := firstLine(s, rolloutExitCode); ok {
+					if c, err := strconv.Atoi(m); err == nil {
 						return c, true
 					}
 				}

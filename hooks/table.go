@@ -1,17 +1,5 @@
 package hooks
 
-import (
-	"regexp"
-	"sync"
-)
-
-// lazyRegexp compiles expr on first use. Every hook binary links this
-// package, and most calls need none of its expressions (each runtime's
-// codec needs its own), so none is compiled at start-up.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
-
 // table is a name table held as a list literal. A package-level map
 // literal is built by the package's init in every process that links the
 // package; a list of constants is laid out by the linker and costs
