@@ -65,17 +65,17 @@ func ClaimTypesOf(claims []Claim) []string {
 // Compiled on first use; the second argument lists runes one of which a
 // text must contain to match (checked first), "" for none.
 var (
-	fenceRe     = newLazyRe("^ {0,3}(`{3,}|~{3,})", "`~")
-	inlineCode  = newLazyRe("(`+)[^`]*?(?:`+)", "`")
-	linkRe      = newLazyRe(`!?\[([^\]]*)\]\([^)]*\)`, "]")
-	urlRe       = newLazyRe(`\b(?:https?|ftp|file)://\S+`, ":")
-	headingRe   = newLazyRe(`^\s{0,3}#{1,6}\s+`, "#")
-	bulletRe    = newLazyRe(`^\s*(?:[-*+•]|\d{1,3}[.)])\s+`, "-*+•0123456789")
-	strongRe    = newLazyRe(`\*\*|__|~~`, "*_~")
-	emphasisRe  = newLazyRe(`(?:^|\s)[*_]|[*_](?:\s|$)`, "*_")
-	tableSepRe  = newLazyRe(`^[\s|:\-]+$`, "")
-	htmlTagRe   = newLazyRe(`</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?>`, "<")
-	sentenceEnd = newLazyRe(`[.!?;]+(?:["')\]]*)(?:\s+|$)|\s+[—–]\s+|\n`, "")
+	fenceRe     = &lazyRe{expr: "^ {0,3}(`{3,}|~{3,})", anyOf: "`~"}
+	inlineCode  = &lazyRe{expr: "(`+)[^`]*?(?:`+)", anyOf: "`"}
+	linkRe      = &lazyRe{expr: `!?\[([^\]]*)\]\([^)]*\)`, anyOf: "]"}
+	urlRe       = &lazyRe{expr: `\b(?:https?|ftp|file)://\S+`, anyOf: ":"}
+	headingRe   = &lazyRe{expr: `^\s{0,3}#{1,6}\s+`, anyOf: "#"}
+	bulletRe    = &lazyRe{expr: `^\s*(?:[-*+•]|\d{1,3}[.)])\s+`, anyOf: "-*+•0123456789"}
+	strongRe    = &lazyRe{expr: `\*\*|__|~~`, anyOf: "*_~"}
+	emphasisRe  = &lazyRe{expr: `(?:^|\s)[*_]|[*_](?:\s|$)`, anyOf: "*_"}
+	tableSepRe  = &lazyRe{expr: `^[\s|:\-]+$`, anyOf: ""}
+	htmlTagRe   = &lazyRe{expr: `</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?>`, anyOf: "<"}
+	sentenceEnd = &lazyRe{expr: `[.!?;]+(?:["')\]]*)(?:\s+|$)|\s+[—–]\s+|\n`, anyOf: ""}
 )
 
 // segments splits a markdown message into the pieces sentences are found
@@ -160,7 +160,7 @@ func lineVariants(t string) []string {
 	return []string{t}
 }
 
-var htmlComment = newLazyRe(`<!--.*?(?:-->|$)`, "<")
+var htmlComment = &lazyRe{expr: `<!--.*?(?:-->|$)`, anyOf: "<"}
 
 // reverseOverrides reverses each run after U+202E (right-to-left
 // override) up to U+202C or U+2069 or the end of the line.
@@ -269,7 +269,7 @@ func questionStart(text string, lex *policies.Claims) int {
 }
 
 // questionClause separates the clauses of a question sentence.
-var questionClause = newLazyRe(`[,;:、]|\s[—–-]\s`, "")
+var questionClause = &lazyRe{expr: `[,;:、]|\s[—–-]\s`, anyOf: ""}
 
 func sentences(seg string) []sentence {
 	var out []sentence
@@ -311,7 +311,7 @@ func isAbbrev(text string) bool {
 }
 
 // clauseBreak ends the clause a negation cue must share with its match.
-var clauseBreak = newLazyRe(`(?i)[,:()\[\]、]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b|\bpero\b|\baber\b|\bmais\b|\bmas\b|但`, "")
+var clauseBreak = &lazyRe{expr: `(?i)[,:()\[\]、]|\bbut\b|\bhowever\b|\balthough\b|\bthough\b|\bwhile\b|\band\b|\bpero\b|\baber\b|\bmais\b|\bmas\b|但`, anyOf: ""}
 
 func sentenceClaims(s sentence, lex *policies.Claims) []Claim {
 	var out []Claim
