@@ -100,7 +100,7 @@ func TestInclusionProof(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := p.Marshal()
-		e, c, err := CheckInclusion(text, l.keys.vkey)
+		e, c, err := CheckInclusion(text, l.keys.VerifierKey())
 		if err != nil {
 			t.Fatalf("seq %d: %v", seq, err)
 		}
@@ -117,7 +117,7 @@ func TestInclusionProof(t *testing.T) {
 			t.Fatalf("transparency-dev rejects proof for seq %d: %v", seq, err)
 		}
 		forged := bytes.Replace(text, []byte(`"tool":"Bash"`), []byte(`"tool":"Read"`), 1)
-		if _, _, err := CheckInclusion(forged, l.keys.vkey); err == nil {
+		if _, _, err := CheckInclusion(forged, l.keys.VerifierKey()); err == nil {
 			t.Fatalf("forged entry in proof for seq %d accepted", seq)
 		}
 	}

@@ -39,7 +39,7 @@ func FuzzCheckInclusion(f *testing.F) {
 	}
 	f.Add(p.Marshal())
 	f.Fuzz(func(t *testing.T, text []byte) {
-		CheckInclusion(text, l.keys.vkey) // must not panic
+		CheckInclusion(text, l.keys.VerifierKey()) // must not panic
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -30,7 +31,9 @@ type Keys struct {
 	hmacID  string
 	retired map[string][]byte // key id -> retired HMAC key, for verification
 	skey    string            // Ed25519 signed-note key; parsed only to sign checkpoints
-	vkey    string
+	// vkey reads the checkpoint verifier key on first use (a hook never
+	// needs it): keys/checkpoint.vkey, or derived from skey without it.
+	vkey func() (string, error)
 
 	secretList [][]byte // see secrets; built on first use
 }
@@ -38,8 +41,13 @@ type Keys struct {
 // HMACKeyID returns the id of the current HMAC key.
 func (k *Keys) HMACKeyID() string { return k.hmacID }
 
-// VerifierKey returns the checkpoint verifier key (public).
-func (k *Keys) VerifierKey() string { return k.vkey }
+// VerifierKey returns the checkpoint verifier key (public), or "" when
+// there is no checkpoint.vkey and the signing key is malformed (signing a
+// checkpoint fails then too).
+func (k *Keys) VerifierKey() string {
+	v, _ := k.vkey()
+	return v
+}
 
 // MAC returns the id of the current HMAC key and the hex
 // HMAC-SHA256 under it of domain, a newline and msg. Callers outside the
@@ -130,8 +138,12 @@ func Init(h home.Home) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	vkey, err := keys.vkey()
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(h.VerifierKeyPath()); errors.Is(err, fs.ErrNotExist) {
-		if err := home.WriteFileAtomic(h.VerifierKeyPath(), []byte(keys.vkey+"\n"), 0o644); err != nil {
+		if err := home.WriteFileAtomic(h.VerifierKeyPath(), []byte(vkey+"\n"), 0o644); err != nil {
 			return nil, fmt.Errorf("write verifier key: %w", err)
 		}
 		res.Created = append(res.Created, h.VerifierKeyPath())
@@ -148,7 +160,7 @@ func Init(h home.Home) (*InitResult, error) {
 		}
 		res.Created = append(res.Created, indexPath(h))
 	}
-	res.VerifierKey = keys.vkey
+	res.VerifierKey = vkey
 	return res, nil
 }
 
@@ -205,11 +217,12 @@ func LoadKeys(h home.Home) (*Keys, error) {
 		return nil, fmt.Errorf("read checkpoint key: %w", err)
 	}
 	k.skey = strings.TrimSpace(string(skey))
-	if vkey, err := os.ReadFile(h.VerifierKeyPath()); err == nil {
-		k.vkey = strings.TrimSpace(string(vkey))
-	} else if k.vkey, err = verifierFromSigner(k.skey); err != nil {
-		return nil, err
-	}
+	k.vkey = sync.OnceValues(func() (string, error) {
+		if vkey, err := os.ReadFile(h.VerifierKeyPath()); err == nil {
+			return strings.TrimSpace(string(vkey)), nil
+		}
+		return verifierFromSigner(k.skey)
+	})
 	return k, nil
 }
 

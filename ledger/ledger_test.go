@@ -50,7 +50,7 @@ func appendN(t testing.TB, l *Ledger, session string, n int) []*Entry {
 }
 
 func verifyOpts(l *Ledger) VerifyOptions {
-	return VerifyOptions{VerifierKey: l.keys.vkey, Keys: l.keys}
+	return VerifyOptions{VerifierKey: l.keys.VerifierKey(), Keys: l.keys}
 }
 
 func TestAppendVerify(t *testing.T) {

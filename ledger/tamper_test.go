@@ -176,7 +176,7 @@ func TestTamperDetection(t *testing.T) {
 func TestVerifyWithoutHMACKey(t *testing.T) {
 	l := newTestLedger(t)
 	appendN(t, l, "s1", 3)
-	rep, err := Verify(l.home, "s1", VerifyOptions{VerifierKey: l.keys.vkey})
+	rep, err := Verify(l.home, "s1", VerifyOptions{VerifierKey: l.keys.VerifierKey()})
 	if err != nil || !rep.OK {
 		t.Fatalf("verify without key: %v %+v", err, rep)
 	}
@@ -192,7 +192,7 @@ func TestVerifyWithoutHMACKey(t *testing.T) {
 		ls[1] = string(b)
 		return ls
 	})
-	rep, _ = Verify(l.home, "s1", VerifyOptions{VerifierKey: l.keys.vkey})
+	rep, _ = Verify(l.home, "s1", VerifyOptions{VerifierKey: l.keys.VerifierKey()})
 	if rep.OK || rep.Failure.Seq != 2 || !strings.Contains(rep.Failure.Reason, "chain broken") {
 		t.Fatalf("keyless verify of re-hashed edit = %+v", rep.Failure)
 	}
