@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "### hooks side by side"; bench/hooks.sh
+echo; echo "### hook start-up"; bench/startup.sh
 echo; echo "### ledger"; bench/ledger.sh
 echo; echo "### judge"; bench/judge.sh
 echo; echo "### gate on a 10,000-file tree"; bench/gate.sh
