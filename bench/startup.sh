@@ -11,7 +11,7 @@
 #
 # BASELINE_BIN_DIR names a directory with docket-ledger, docket-gate and
 # docket-judge built from another commit (see bench/hooks.sh); each hook's
-# row is then followed by the baseline's. After the table, each binary's
+# row is then followed by the baseline's (preceded with BASELINE_FIRST=1). After the table, each binary's
 # size and the sum of its package inits (GODEBUG=inittrace=1, the median
 # of INITRUNS runs) are listed; `INITS=1` also lists each binary's ten
 # most expensive package inits.
@@ -42,10 +42,15 @@ rows=(-- "</dev/null" "$timed/noop")
 names="noop"
 all=("$timed/noop")
 for h in docket-ledger docket-gate docket-judge; do
+	if [ -n "$base" ] && [ -n "${BASELINE_FIRST:-}" ]; then
+		rows+=(-- "</dev/null" "$timed/base/$h")
+		names="$names, $h (baseline)"
+		all+=("$timed/base/$h")
+	fi
 	rows+=(-- "</dev/null" "$timed/$h")
 	names="$names, $h"
 	all+=("$timed/$h")
-	if [ -n "$base" ]; then
+	if [ -n "$base" ] && [ -z "${BASELINE_FIRST:-}" ]; then
 		rows+=(-- "</dev/null" "$timed/base/$h")
 		names="$names, $h (baseline)"
 		all+=("$timed/base/$h")
