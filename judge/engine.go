@@ -684,7 +684,7 @@ func (e *Engine) record(ctx context.Context, ev *hooks.Event, d *Decision) bool 
 		agent := ev.AgentID
 		_, err := e.Ledger.Append(ev.SessionID, ledger.Record{
 			Kind: ledger.KindJudgeDecision, Runtime: string(ev.Runtime), Event: hooks.PreToolUse,
-			Tool: ev.ToolName, ToolUseID: ev.ToolUseID, AgentID: agent, Args: args, Body: d,
+			Tool: ev.ToolName, ToolUseID: ev.ToolUseID, AgentID: agent, Args: args, Body: d.entryBody(),
 		})
 		if err != nil {
 			d.Warnings = append(d.Warnings, "ledger: "+err.Error())

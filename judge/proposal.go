@@ -186,15 +186,7 @@ type ProposalContext struct {
 // Digest is the proposal's canonical digest, "sha256:<hex>", over its
 // wire form plus the canonical arguments.
 func (p *ActionProposal) Digest() string {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return ""
-	}
-	d, err := canonjson.Canonical(b)
-	if err != nil {
-		return ""
-	}
-	return canonjson.SHA256(d)
+	return canonjson.SHA256(p.appendCanonical(make([]byte, 0, 1024)))
 }
 
 // Clone returns a deep copy of p.
