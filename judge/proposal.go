@@ -292,6 +292,11 @@ func strPtr(s string) *string { return &s }
 // gitInfo finds the git work tree containing cwd by walking up to a .git
 // entry (no git process is run) and reads its current branch from HEAD.
 func gitInfo(cwd string) (root, branch string) {
+	return gitWalk(cwd, true)
+}
+
+// gitWalk is gitInfo; it reads the branch only when asked to.
+func gitWalk(cwd string, withBranch bool) (root, branch string) {
 	if cwd == "" {
 		return "", ""
 	}
@@ -299,6 +304,9 @@ func gitInfo(cwd string) (root, branch string) {
 	for {
 		g := filepath.Join(dir, ".git")
 		if st, err := os.Stat(g); err == nil {
+			if !withBranch {
+				return dir, ""
+			}
 			head := filepath.Join(g, "HEAD")
 			if !st.IsDir() {
 				// a worktree or submodule: "gitdir: <path>"
@@ -484,6 +492,6 @@ var ErrNilProposal = errors.New("nil proposal")
 // ProjectRoot returns the git work tree root containing cwd (found by
 // walking up to a .git entry), else cwd itself.
 func ProjectRoot(cwd string) string {
-	root, _ := gitInfo(cwd)
+	root, _ := gitWalk(cwd, false)
 	return root
 }
