@@ -27,11 +27,6 @@ func Canonical(raw []byte) ([]byte, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("canonical json: trailing data after value")
 	}
-	// a decoded value holds only maps, slices, strings, numbers, booleans
-	// and nulls: appendValue encodes every one of them
-	if out, ok := appendValue(make([]byte, 0, len(raw)), v); ok {
-		return out, nil
-	}
 	return Marshal(v)
 }
 
@@ -41,11 +36,6 @@ func Canonical(raw []byte) ([]byte, error) {
 func Marshal(v any) ([]byte, error) {
 	if raw, ok := v.(json.RawMessage); ok {
 		return Canonical(raw)
-	}
-	if m, isMap := v.(map[string]any); isMap {
-		if out, ok := appendValue(nil, m); ok {
-			return out, nil
-		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -62,9 +52,6 @@ func Marshal(v any) ([]byte, error) {
 		dec.UseNumber()
 		if err := dec.Decode(&again); err != nil {
 			return nil, fmt.Errorf("canonical json: %w", err)
-		}
-		if o, ok := appendValue(make([]byte, 0, len(out)), again); ok {
-			return o, nil
 		}
 		buf.Reset()
 		if err := enc.Encode(again); err != nil {
