@@ -209,3 +209,36 @@ func benchProposal(b *testing.B) *ActionProposal {
 	p.Context = ProposalContext{}
 	return &p
 }
+
+func BenchmarkDecisionBody(b *testing.B) {
+	d := benchDecision()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := canonjson.Marshal(d.entryBody()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecisionBodyReflect(b *testing.B) {
+	d := benchDecision()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := refDecisionBody(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchDecision is a routine allow as docket-judge records it.
+func benchDecision() *Decision {
+	return &Decision{Outcome: Allow, RawOutcome: Allow, EnforcementAction: EnforceNone, Mode: "enforce", JudgeID: "policy",
+		Judges: []string{"policy"}, PolicyVersion: "sha256:5e2b0c0d8a7f", ToolDefinitionHash: "sha256:8f14e45fceea167a5a36dedd4bea2543",
+		ArgumentsHash: "sha256:21c00fd72806fdae3e6160a9e9da8ed8cdd509bd69d4b902f712d21d2d2245ff", ToolUseID: "toolu_bench",
+		ActionID: "toolu_bench", IdempotencyKey: "sha256:9b74c9897bac770ffc029102a200c5de", RiskClass: "reversible_write",
+		ClassReasons: []string{"go test runs the project's tests"}, Reason: "no policy objects", MemoriesUsed: []MemoryUse{},
+		Recall: "not_needed", CostSource: "judge", Cost: Cost{Source: "judge"}, ProposalDigest: "sha256:e3b0c44298fc1c149afbf4c8996fb924",
+		SideChannel: SideChannelMissing, DurationMicros: 412,
+		Tags: Tags{RTag: "reversible_write", OTag: "user", VPol: &VPol{Version: "sha256:5e2b0c0d8a7f", Rule: "class:reversible_write"},
+			Trust: &TrustNote{Agent: "claude/main", Level: 2, Score: 0.5, Scope: "agent", Mode: "observe", Action: "none"}}}
+}
