@@ -242,3 +242,13 @@ func benchDecision() *Decision {
 		Tags: Tags{RTag: "reversible_write", OTag: "user", VPol: &VPol{Version: "sha256:5e2b0c0d8a7f", Rule: "class:reversible_write"},
 			Trust: &TrustNote{Agent: "claude/main", Level: 2, Score: 0.5, Scope: "agent", Mode: "observe", Action: "none"}}}
 }
+
+func BenchmarkDecisionCanonicalBody(b *testing.B) {
+	d := benchDecision()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := d.canonicalBody(); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
