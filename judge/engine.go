@@ -130,6 +130,12 @@ type Engine struct {
 	// Trust applies monitoring levels and reads the session's origin
 	// (trust.go); nil leaves levels out (tags are still set).
 	Trust *Trust
+	// Interrupt, when set, derives the context of each wait that can be
+	// long (recall, the model judge, a headless approval, the store
+	// write-back): docket-judge cancels it on SIGINT. It is called only
+	// when such a wait begins, so a call that waits on nothing never sets
+	// up signal handling.
+	Interrupt func(context.Context) (context.Context, context.CancelFunc)
 
 	state atomic.Pointer[engineState]
 
@@ -178,6 +184,15 @@ func (e *Engine) now() time.Time {
 		return e.Now()
 	}
 	return time.Now()
+}
+
+// interruptible returns the context for a wait that can be long (see
+// Interrupt) and its release.
+func (e *Engine) interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e.Interrupt == nil {
+		return ctx, func() {}
+	}
+	return e.Interrupt(ctx)
 }
 
 func (e *Engine) recall(ctx context.Context) (Recaller, error) {
@@ -349,7 +364,12 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 		return jm, nil
 	}
 	if cr.Recall {
-		rctx, cancel := context.WithTimeout(ctx, orDefault(e.RecallTimeout, DefaultRecallTimeout))
+		ictx, release := ctx, context.CancelFunc(func() {})
+		if e.OpenRecall != nil {
+			ictx, release = e.interruptible(ctx)
+		}
+		defer release()
+		rctx, cancel := context.WithTimeout(ictx, orDefault(e.RecallTimeout, DefaultRecallTimeout))
 		defer cancel()
 		if r, err := e.recall(rctx); err != nil {
 			d.Recall = "unavailable: " + err.Error()
@@ -375,7 +395,9 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 		id := e.LLM.JudgeID()
 		d.JudgeID = id
 		d.Judges = appendOnce(d.Judges, id)
-		lj, err := e.LLM.Evaluate(ctx, p, jc)
+		lctx, release := e.interruptible(ctx)
+		lj, err := e.LLM.Evaluate(lctx, p, jc)
+		release()
 		d.Cost.Calls += lj.Cost.Calls
 		d.Cost.InputTokens += lj.Cost.InputTokens
 		d.Cost.OutputTokens += lj.Cost.OutputTokens
@@ -640,6 +662,8 @@ func (e *Engine) approve(ctx context.Context, d *Decision, ans *hooks.Answer, am
 		d.Approval = "unavailable"
 		return
 	}
+	ctx, release := e.interruptible(ctx)
+	defer release()
 	wire, _ := json.Marshal(d.Proposal)
 	timeout := js.EscalationTimeout
 	id, err := e.Approvals.Submit(ctx, ApprovalItem{
@@ -699,7 +723,7 @@ func (e *Engine) record(ctx context.Context, ev *hooks.Event, d *Decision) bool 
 		agent := ev.AgentID
 		_, err := e.Ledger.Append(ev.SessionID, ledger.Record{
 			Kind: ledger.KindJudgeDecision, Runtime: string(ev.Runtime), Event: hooks.PreToolUse,
-			Tool: ev.ToolName, ToolUseID: ev.ToolUseID, AgentID: agent, Args: args, Body: d,
+			Tool: ev.ToolName, ToolUseID: ev.ToolUseID, AgentID: agent, Args: args, Body: d.entryBody(),
 		})
 		if err != nil {
 			d.Warnings = append(d.Warnings, "ledger: "+err.Error())
@@ -713,7 +737,9 @@ func (e *Engine) record(ctx context.Context, ev *hooks.Event, d *Decision) bool 
 	plain := d.Outcome == Allow && d.Recall == "not_needed" && !e.WriteBackAll
 	if e.Writer != nil && d.Proposal != nil && !plain {
 		p := d.Proposal
-		wctx, cancel := context.WithTimeout(ctx, orDefault(e.WriteBackTimeout, DefaultWriteBackTimeout))
+		ictx, release := e.interruptible(ctx)
+		defer release()
+		wctx, cancel := context.WithTimeout(ictx, orDefault(e.WriteBackTimeout, DefaultWriteBackTimeout))
 		defer cancel()
 		err := e.Writer.WriteDecision(wctx, DecisionRecord{
 			DecisionID: "dec_" + strings.TrimPrefix(d.IdempotencyKey, "sha256:")[:24], IdempotencyKey: d.IdempotencyKey,

@@ -186,15 +186,7 @@ type ProposalContext struct {
 // Digest is the proposal's canonical digest, "sha256:<hex>", over its
 // wire form plus the canonical arguments.
 func (p *ActionProposal) Digest() string {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return ""
-	}
-	d, err := canonjson.Canonical(b)
-	if err != nil {
-		return ""
-	}
-	return canonjson.SHA256(d)
+	return canonjson.SHA256(p.appendCanonical(make([]byte, 0, 1024)))
 }
 
 // Clone returns a deep copy of p.
@@ -300,6 +292,11 @@ func strPtr(s string) *string { return &s }
 // gitInfo finds the git work tree containing cwd by walking up to a .git
 // entry (no git process is run) and reads its current branch from HEAD.
 func gitInfo(cwd string) (root, branch string) {
+	return gitWalk(cwd, true)
+}
+
+// gitWalk is gitInfo; it reads the branch only when asked to.
+func gitWalk(cwd string, withBranch bool) (root, branch string) {
 	if cwd == "" {
 		return "", ""
 	}
@@ -307,6 +304,9 @@ func gitInfo(cwd string) (root, branch string) {
 	for {
 		g := filepath.Join(dir, ".git")
 		if st, err := os.Stat(g); err == nil {
+			if !withBranch {
+				return dir, ""
+			}
 			head := filepath.Join(g, "HEAD")
 			if !st.IsDir() {
 				// a worktree or submodule: "gitdir: <path>"
@@ -492,6 +492,6 @@ var ErrNilProposal = errors.New("nil proposal")
 // ProjectRoot returns the git work tree root containing cwd (found by
 // walking up to a .git entry), else cwd itself.
 func ProjectRoot(cwd string) string {
-	root, _ := gitInfo(cwd)
+	root, _ := gitWalk(cwd, false)
 	return root
 }

@@ -56,6 +56,9 @@ type Protector struct {
 	// Docket is the installed docket CLI's absolute path; "" trusts only
 	// the bare command name.
 	Docket string
+	// findDocket, when Docket is empty, finds it on first use (most calls
+	// never run docket: the lookup reads /proc/self/exe and stats).
+	findDocket func() string
 	// RealRoot is the state root with symlinks resolved; Check computes
 	// it when empty.
 	RealRoot string

@@ -478,17 +478,31 @@ func (pr Protector) trustedDocket(argv0 string, redefined bool) bool {
 	if argv0 == "docket" {
 		return !redefined
 	}
-	if !filepath.IsAbs(argv0) || pr.Docket == "" {
+	if !filepath.IsAbs(argv0) {
 		return false
 	}
-	return filepath.Clean(argv0) == pr.Docket || realPath(filepath.Clean(argv0)) == realPath(pr.Docket)
+	installed := pr.docketPath()
+	if installed == "" {
+		return false
+	}
+	return filepath.Clean(argv0) == installed || realPath(filepath.Clean(argv0)) == realPath(installed)
+}
+
+// docketPath is Docket, found on first use when the protector was
+// built to look for it.
+func (pr Protector) docketPath() string {
+	if pr.Docket == "" && pr.findDocket != nil {
+		return pr.findDocket()
+	}
+	return pr.Docket
 }
 
 func (pr Protector) installedHint() string {
-	if pr.Docket == "" {
+	installed := pr.docketPath()
+	if installed == "" {
 		return ""
 	}
-	return " (" + pr.Docket + ")"
+	return " (" + installed + ")"
 }
 
 // redefinesDocket reports whether a line may change what a bare `docket`

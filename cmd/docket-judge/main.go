@@ -20,12 +20,19 @@ func main() {
 		os.Exit(hookclient.Run(hookclient.RouteJudge, sock, args, os.Stdin, os.Stdout, os.Stderr, hookclient.JudgeUnreachable))
 	}
 	judgehook.UseDocketDetector()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := judgehook.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, judgehook.Options{})
-	stop()
-	os.Exit(code)
+	os.Exit(judgehook.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, options))
+}
+
+// options cancel a long wait (recall, a headless approval, the model
+// judge's hand-over) on SIGINT, so the hook still answers and records.
+// signal.Notify starts a goroutine and locks an OS thread for it; set up
+// only when such a wait begins, a routine call does not pay for it.
+var options = judgehook.Options{
+	Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return signal.NotifyContext(ctx, os.Interrupt)
+	},
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return judgehook.Run(ctx, args, stdin, stdout, stderr, judgehook.Options{})
+	return judgehook.Run(ctx, args, stdin, stdout, stderr, options)
 }

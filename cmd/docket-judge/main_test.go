@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestRun(t *testing.T) {
@@ -85,5 +87,21 @@ func TestRunRealPayloads(t *testing.T) {
 				t.Errorf("%s: answer %q", filepath.Base(f), out.String())
 			}
 		}
+	}
+}
+
+// The binary's Interrupt turns a SIGINT into a cancelled context (and
+// keeps the process alive to answer): the waits that use it end with an
+// answer instead of a killed hook.
+func TestInterruptCancelsOnSIGINT(t *testing.T) {
+	ctx, stop := options.Interrupt(context.Background())
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGINT did not cancel the wait's context")
 	}
 }

@@ -74,6 +74,11 @@ type Options struct {
 	// and ledger.Open (the daemon keeps both warm).
 	LoadPolicySet func(h home.Home, delegatePaths ...string) (*judge.PolicySet, error)
 	OpenLedger    func(h home.Home) (Ledger, error)
+	// Interrupt, when set, derives the context of each wait that can be
+	// long (judge.Engine.Interrupt; the hand-over to `docket judge-hook`
+	// too). docket-judge cancels it on SIGINT; a routine call waits on
+	// nothing and never sets up signal handling.
+	Interrupt func(context.Context) (context.Context, context.CancelFunc)
 }
 
 type usageErr struct{ msg string }
@@ -138,6 +143,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	a, warnings, delegate := decide(ctx, ev, *headless || getenv("DOCKET_HEADLESS") == "1", *noStore, getenv("DOCKET_JUDGE_TRACE") != "", o)
 	if delegate {
+		if o.Interrupt != nil {
+			var release context.CancelFunc
+			ctx, release = o.Interrupt(ctx)
+			defer release()
+		}
 		return delegateToDocket(ctx, args, payload, ev.Runtime, stdout, stderr)
 	}
 	for _, w := range warnings {
@@ -196,6 +206,7 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 	}
 	e := judge.NewEngine(h, set)
 	e.Headless = headless
+	e.Interrupt = o.Interrupt
 	var warnings []string
 	if p := set.Judges.Model.Provider; p != "" && p != "none" {
 		// the model's key is read from this process's environment: the
