@@ -162,7 +162,7 @@ func BenchmarkAppendState(b *testing.B) {
 				if w.st == nil {
 					b.Fatal("state not adopted")
 				}
-				w.extendState(line, KindToolCall)
+				w.extendState(line, &Entry{Kind: KindToolCall})
 				w.n, w.end = w.n+1, w.end+int64(len(line))+1 // as write does
 				w.saveState()
 			}
