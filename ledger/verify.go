@@ -196,7 +196,11 @@ func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate,
 	if opts.Checkpoint != nil {
 		v.rep.Checked = append(v.rep.Checked, "checkpoint")
 	}
-	err := scanLines(r, v.line)
+	hint := int64(-1)
+	if st, err := f.Stat(); err == nil && from != nil && st.Size() >= from.End {
+		hint = st.Size() - from.End // usually a few entries, or none
+	}
+	err := scanLinesHint(r, hint, v.line)
 	if err == nil {
 		if fail := v.head(); fail != nil {
 			err = fail
@@ -280,7 +284,7 @@ type verifier struct {
 		io.Writer
 		encoding.BinaryMarshaler
 	} // SHA-256 of the verified bytes, for the next state
-	refs  vstate // the index, recent tools and gate decisions so far
+	refs vstate // the index, recent tools and gate decisions so far
 }
 
 // state is the verified-prefix state after a successful run.
