@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 )
 
@@ -80,4 +82,11 @@ func parseManifestFast(b []byte) (m Manifest, ok bool) {
 	}
 	m.V = int(v)
 	return m, true
+}
+
+// fileMatches reports whether data, read whole, is file i of the bundle.
+func (b *bundle) fileMatches(i int, data []byte) bool {
+	mf := b.manifest.Files[i]
+	sum := sha256.Sum256(data)
+	return int64(len(data)) == mf.Size && hex.EncodeToString(sum[:]) == mf.SHA256
 }
