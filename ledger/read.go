@@ -192,7 +192,11 @@ func (l *Ledger) relevant(f *os.File, session string, old *vstate, suffix []*Ent
 	// Offsets known for seqs: the indexed ones, the recent tools and gate
 	// decisions, and the prefix's last.
 	known := map[int64]int64{old.Size - 1: old.LastOff}
+	got := map[int64]*Entry{} // each line is read and checked once
 	read := func(kind Kind, seq, off int64) (*Entry, error) {
+		if e := got[seq]; e != nil && known[seq] == off && (kind == "" || e.Kind == kind) {
+			return e, nil
+		}
 		line, err := readLineAt(f, off, old.End)
 		if err != nil {
 			return nil, errFallback
@@ -201,7 +205,7 @@ func (l *Ledger) relevant(f *os.File, session string, old *vstate, suffix []*Ent
 		if err != nil || (kind != "" && e.Kind != kind) {
 			return nil, errFallback
 		}
-		known[seq] = off
+		known[seq], got[seq] = off, e
 		return e, nil
 	}
 	var indexed []*Entry
