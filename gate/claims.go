@@ -280,7 +280,7 @@ func sentences(seg string) []sentence {
 			out = append(out, sentence{text: t, question: strings.Contains(term, "?")})
 		}
 	}
-	for _, m := range sentenceEnd.FindAllStringIndex(seg, -1) {
+	for _, m := range sentenceEnds(seg) {
 		term := seg[m[0]:m[1]]
 		if strings.HasPrefix(strings.TrimSpace(term), ".") && isAbbrev(seg[start:m[0]]) {
 			continue

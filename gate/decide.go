@@ -102,6 +102,12 @@ func entryKind(e *ledger.Entry) hooks.ToolKind {
 // the runtime called its tools. A shell call whose command cannot be read
 // counts as a write: stale evidence only costs a re-run.
 func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies.Claims) *Write {
+	var files *ledger.ArtifactFiles // one open pack for every command read
+	defer func() {
+		if files != nil {
+			files.Close()
+		}
+	}()
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		if e.Seq <= after {
@@ -117,7 +123,10 @@ func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies
 		if kind != hooks.KindShell {
 			continue
 		}
-		cmd, err := readCommand(ev, e)
+		if af, ok := ev.(artifactFiles); ok && files == nil {
+			files = af.ArtifactFiles(e.Session)
+		}
+		cmd, err := readCommand(ev, files, e)
 		if err != nil {
 			return &Write{Seq: e.Seq, Tool: e.Tool, What: e.Tool + " (command unreadable: " + err.Error() + ")"}
 		}
@@ -128,18 +137,34 @@ func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies
 	return nil
 }
 
-func readCommand(ev Evidence, e *ledger.Entry) (string, error) {
-	f, err := ev.OpenArtifact(e, "input.json")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxCommandRead+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > MaxCommandRead {
-		return "", fmt.Errorf("input.json over %d bytes", MaxCommandRead)
+// artifactFiles is implemented by *ledger.Ledger: it reads several
+// entries' artifacts through one open pack.
+type artifactFiles interface {
+	ArtifactFiles(session string) *ledger.ArtifactFiles
+}
+
+// readCommand returns the shell command of e's input.json, read through
+// files when there is one.
+func readCommand(ev Evidence, files *ledger.ArtifactFiles, e *ledger.Entry) (string, error) {
+	var b []byte
+	if files != nil && files.Session() == e.Session {
+		var err error
+		if b, err = files.ReadFile(e, "input.json", MaxCommandRead); err != nil {
+			return "", err
+		}
+	} else {
+		f, err := ev.OpenArtifact(e, "input.json")
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		b, err = io.ReadAll(io.LimitReader(f, MaxCommandRead+1))
+		if err != nil {
+			return "", err
+		}
+		if len(b) > MaxCommandRead {
+			return "", fmt.Errorf("input.json over %d bytes", MaxCommandRead)
+		}
 	}
 	if !json.Valid(b) {
 		return "", fmt.Errorf("input.json: not JSON")

@@ -553,3 +553,23 @@ func FuzzGateStop(f *testing.F) {
 func stopEventTranscript(path string) *hooks.Event {
 	return &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, RawName: hooks.Stop, SessionID: "s1", TranscriptPath: path}
 }
+
+// The counter is rewritten in place: a shorter count leaves no digit of
+// a longer one behind, and a reset reads as zero.
+func TestBlockCounterInPlace(t *testing.T) {
+	g := testGate(t, &memLedger{})
+	ev := stopEvent("Done.")
+	for _, tc := range []struct {
+		set  int // -1: reset
+		want int
+	}{{12, 12}, {3, 3}, {-1, 0}, {1, 1}, {-1, 0}, {-1, 0}, {100, 100}, {2, 2}} {
+		if tc.set < 0 {
+			g.resetBlocks(ev)
+		} else {
+			g.setBlocks(ev, tc.set)
+		}
+		if got := g.blocks(ev); got != tc.want {
+			t.Fatalf("after %d: %d, want %d", tc.set, got, tc.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/worktree"
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/policies"
 )
 
 // TestGateRealLedger runs the gate over the real ledger and a real
@@ -98,4 +99,63 @@ func TestGateRealLedger(t *testing.T) {
 		t.Fatal("replayed line verified")
 	}
 	step(Fail, "docket verify --session s1")
+}
+
+// LastWrite over the real ledger reads each shell call's command through
+// one open pack, checked: the newest write after the pass is found past
+// calls that write nothing, and a call whose input.json changed in the
+// pack counts as a write whose command cannot be read.
+func TestLastWriteRealLedger(t *testing.T) {
+	h, _ := home.At(t.TempDir())
+	if _, err := ledger.Init(h); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex, err := policies.LoadClaims(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bash := func(cmd string) *ledger.Entry {
+		t.Helper()
+		in := fmt.Sprintf(`{"command":%q}`, cmd)
+		e, err := l.Append("s1", ledger.Record{Kind: ledger.KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Bash",
+			Body:      map[string]any{"tool_kind": "shell"},
+			Artifacts: []ledger.Artifact{{Name: "input.json", Data: strings.NewReader(in)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	bash("sed -i s/a/b/ old.go")
+	pass, err := l.Append("s1", ledger.Record{Kind: ledger.KindValidatorPass, Runtime: "docket", Body: map[string]any{"claim": "done", "result": "pass"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := bash("sed -i s/a/b/ a.go")
+	bash("go vet ./pkg1")
+	bash("go vet ./pkg2")
+	for i := 0; i < 5; i++ {
+		l.Append("s1", ledger.Record{Kind: ledger.KindGateDecision, Runtime: "claude", Event: "Stop", Body: map[string]any{"decision": "block"}})
+	}
+	read := func() []*ledger.Entry {
+		t.Helper()
+		es, err := l.ReadRelevant("s1", func([]*ledger.Entry) uint64 { return pass.Seq })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return es
+	}
+	if w := LastWrite(l, read(), pass.Seq, lex); w == nil || w.Seq != write.Seq || !strings.Contains(w.What, "a.go") {
+		t.Fatalf("LastWrite = %+v, want seq %d", w, write.Seq)
+	}
+	pack := filepath.Join(h.SessionArtifactsDir("s1"), ledger.PackName)
+	b, _ := os.ReadFile(pack)
+	os.WriteFile(pack, []byte(strings.Replace(string(b), "go vet ./pkg2", "go vet ./pkg3", 1)), 0o600)
+	w := LastWrite(l, read(), pass.Seq, lex)
+	if w == nil || w.Seq != write.Seq+2 || !strings.Contains(w.What, "unreadable") {
+		t.Fatalf("LastWrite over an edited input.json = %+v", w)
+	}
 }

@@ -366,7 +366,7 @@ func (w *writer) adopt(tail *io.SectionReader, packSize int64) (int, error) {
 		if _, err := w.tree.add(w.n, line); err != nil {
 			return adopted, err
 		}
-		w.extendState(line, e.Kind)
+		w.extendState(line, e)
 		w.n++
 		w.end += int64(i) + 1
 		w.last = e.Hash
@@ -534,7 +534,7 @@ func (w *writer) write(e *Entry) error {
 	if _, err := w.tree.add(w.n, line); err != nil {
 		return err
 	}
-	w.extendState(line, e.Kind)
+	w.extendState(line, e)
 	w.n++
 	w.end += int64(len(line)) + 1
 	w.size = w.end

@@ -63,6 +63,15 @@ func TestAppendsAdvanceState(t *testing.T) {
 			appendKind(t, l, "s1", KindValidatorPass, map[string]any{"claim": "done", "result": "pass"})
 			appendN(t, l, "s1", 3)
 		}},
+		{"calls and decisions past the state's lists", func(t *testing.T, l *Ledger) {
+			appendN(t, l, "s1", maxRecentTools+2)
+			for i := 0; i < maxGateTags+2; i++ {
+				appendGate(t, l, "s1", "SubagentStop", fmt.Sprintf("a%d", i))
+				appendGate(t, l, "s1", "Stop", "")
+			}
+			appendKind(t, l, "s1", KindValidatorPass, map[string]any{"claim": "done", "result": "pass"})
+			appendN(t, l, "s1", 2)
+		}},
 		{"torn tail sealed", func(t *testing.T, l *Ledger) {
 			appendN(t, l, "s1", 3)
 			appendTo(t, l.home.LedgerPath("s1"), `{"v":1,"seq":3,"session":"s1","ti`)

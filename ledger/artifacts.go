@@ -143,11 +143,14 @@ func readBundle(pack io.ReaderAt, packSize, end int64, manifestDigest string) (*
 	if "sha256:"+hex.EncodeToString(sum[:]) != manifestDigest {
 		return nil, errors.New("artifact manifest digest mismatch")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(mb)))
-	dec.DisallowUnknownFields()
 	b := &bundle{pack: pack}
-	if err := dec.Decode(&b.manifest); err != nil {
-		return nil, fmt.Errorf("artifact manifest malformed: %w", err)
+	var ok bool
+	if b.manifest, ok = parseManifestFast(mb); !ok {
+		dec := json.NewDecoder(strings.NewReader(string(mb)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b.manifest); err != nil {
+			return nil, fmt.Errorf("artifact manifest malformed: %w", err)
+		}
 	}
 	var total int64
 	for _, mf := range b.manifest.Files {

@@ -162,7 +162,7 @@ func BenchmarkAppendState(b *testing.B) {
 				if w.st == nil {
 					b.Fatal("state not adopted")
 				}
-				w.extendState(line, KindToolCall)
+				w.extendState(line, &Entry{Kind: KindToolCall})
 				w.n, w.end = w.n+1, w.end+int64(len(line))+1 // as write does
 				w.saveState()
 			}
@@ -173,5 +173,67 @@ func BenchmarkAppendState(b *testing.B) {
 func appendPass(b *testing.B, l *Ledger) {
 	if _, err := l.Append("s1", Record{Kind: KindValidatorPass, Runtime: "docket", Tool: "go_test_pass", Body: map[string]any{"claim": "done", "result": "pass"}}); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkReadRelevantStops is the gate's read at a stop as a session
+// grows and accumulates stops: ledgers of 10, 10,000 and 100,000 tool
+// calls with a pass 5 entries from the end, then with 1,000 gate
+// decisions (one per stop, the main agent's and a few subagents') after
+// that pass. Each read must cost about the same.
+//
+//	go test -run=NONE -bench=BenchmarkReadRelevantStops ./ledger
+func BenchmarkReadRelevantStops(b *testing.B) {
+	for _, n := range []int{10, 10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchStops(b, n) })
+	}
+}
+
+func benchStops(b *testing.B, n int) {
+	{
+		l := newTestLedger(b)
+		l.testingOnlyNoSync = true
+		for i := 0; i < n; i++ {
+			r := Record{Kind: KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Bash",
+				Args:      json.RawMessage(`{"command":"go test ./..."}`),
+				Body:      map[string]any{"cwd": "/work", "failed": false},
+				Artifacts: []Artifact{{Name: "stdout", Data: strings.NewReader("ok  ./... 0.2s\n")}}}
+			if i == n-5 {
+				r = Record{Kind: KindValidatorPass, Runtime: "docket", Tool: "go_test_pass", Body: map[string]any{"claim": "done", "result": "pass"}}
+			}
+			if _, err := l.Append("s1", r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		pass := func(es []*Entry) uint64 {
+			for i := len(es) - 1; i >= 0; i-- {
+				if es[i].Kind == KindValidatorPass {
+					return es[i].Seq
+				}
+			}
+			return es[len(es)-1].Seq
+		}
+		for _, stops := range []int{0, 1000} {
+			for i := 0; i < stops; i++ {
+				agent := ""
+				if i%50 == 0 {
+					agent = fmt.Sprintf("agent%d", i%7)
+				}
+				appendGate(b, l, "s1", map[bool]string{true: "Stop", false: "SubagentStop"}[agent == ""], agent)
+			}
+			b.Run(fmt.Sprintf("stops=%d", stops), func(b *testing.B) {
+				full := l.testingOnlyFullReads
+				for i := 0; i < b.N; i++ {
+					es, err := l.ReadRelevant("s1", pass)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(len(es)), "entries")
+				}
+				if l.testingOnlyFullReads != full {
+					b.Fatal("a read verified the whole ledger")
+				}
+			})
+		}
 	}
 }

@@ -200,7 +200,7 @@ func TakeInventory(h home.Home, keys *Keys) (*Inventory, error) {
 			f := get(s)
 			f.Seen = append(f.Seen, "its tree hashes")
 		}
-		if s, ok := strings.CutSuffix(name, stateSuffix); ok && home.ValidSessionID(s) {
+		if s, ok := cutStateSuffix(name); ok && home.ValidSessionID(s) {
 			f := get(s)
 			f.Seen = append(f.Seen, "its verified-prefix state")
 		}
@@ -257,5 +257,17 @@ func TakeInventory(h home.Home, keys *Keys) (*Inventory, error) {
 	return inv, nil
 }
 
-// stateSuffix names a session's verified-prefix state file.
-const stateSuffix = ".vstate"
+// stateSuffix names a session's verified-prefix state file; earlier
+// versions of docket kept a v1 state in S.vstate (legacyStateSuffix),
+// which they still read and write beside it.
+const (
+	stateSuffix       = ".vstate2"
+	legacyStateSuffix = ".vstate"
+)
+
+func cutStateSuffix(name string) (string, bool) {
+	if s, ok := strings.CutSuffix(name, stateSuffix); ok {
+		return s, true
+	}
+	return strings.CutSuffix(name, legacyStateSuffix)
+}

@@ -66,9 +66,14 @@ func (l *Ledger) ReadVerified(session string) ([]*Entry, error) {
 
 // ReadRelevant reads what a decision at the ledger's head needs without
 // reading the whole ledger: every entry of the indexed kinds
-// (validator_pass, validator_fail, seal) and the last entry, which it hands to after; then every entry with a seq greater than
-// the seq after returns. The result is in seq order. Entries are verified
-// as described above; a ledger that fails yields a *VerifyError.
+// (validator_pass, validator_fail, seal) and the last entry, which it
+// hands to after; then, of the entries with a seq greater than the seq
+// after returns, at least every tool_call and tool_failure and the last
+// gate_decision of each event and agent (other entries there may be
+// returned too; the gate decisions before a later one of the same event
+// and agent need not be). The result is in seq order. Entries are
+// verified as described above; a ledger that fails yields a
+// *VerifyError.
 func (l *Ledger) ReadRelevant(session string, after func(indexed []*Entry) uint64) ([]*Entry, error) {
 	var out []*Entry
 	err := l.read(session, func(f *os.File, old *vstate, suffix []*Entry) error {
@@ -157,12 +162,10 @@ func (l *Ledger) prefixEndIntact(f *os.File, session string, st *vstate) bool {
 	if err != nil || st.LastOff+int64(len(line))+1 != st.End {
 		return false
 	}
-	e, err := ParseEntry(line)
-	if err != nil || e.Session != session || e.Seq != uint64(st.Size-1) || e.Hash != st.Last {
-		return false
-	}
-	h, err := entryHash(e)
-	return err == nil && h == st.Last
+	// parseHashed recomputes the hash from the line's bytes: a line that
+	// hashes to the state's "last" is the line the state vouches for.
+	e, err := parseHashed(line)
+	return err == nil && e.Session == session && e.Seq == uint64(st.Size-1) && e.Hash == st.Last
 }
 
 // parsePrefix decodes the lines of a prefix the state vouches for,
@@ -186,19 +189,31 @@ func parsePrefix(r io.Reader) ([]*Entry, error) {
 
 // relevant reads the indexed entries and the tail the gate needs.
 func (l *Ledger) relevant(f *os.File, session string, old *vstate, suffix []*Entry, after func([]*Entry) uint64) ([]*Entry, error) {
-	// Offsets known for seqs: the indexed ones and the prefix's last.
+	// Offsets known for seqs: the indexed ones, the recent tools and gate
+	// decisions, and the prefix's last.
 	known := map[int64]int64{old.Size - 1: old.LastOff}
-	var indexed []*Entry
-	for _, ref := range old.Index {
-		line, err := readLineAt(f, ref.Off, old.End)
+	got := map[int64]*Entry{} // each line is read and checked once
+	read := func(kind Kind, seq, off int64) (*Entry, error) {
+		if e := got[seq]; e != nil && known[seq] == off && (kind == "" || e.Kind == kind) {
+			return e, nil
+		}
+		line, err := readLineAt(f, off, old.End)
 		if err != nil {
 			return nil, errFallback
 		}
-		e, err := l.checkStandalone(line, session, ref.Seq)
-		if err != nil || e.Kind != ref.Kind {
+		e, err := l.checkStandalone(line, session, seq)
+		if err != nil || (kind != "" && e.Kind != kind) {
 			return nil, errFallback
 		}
-		known[ref.Seq] = ref.Off
+		known[seq], got[seq] = off, e
+		return e, nil
+	}
+	var indexed []*Entry
+	for _, ref := range old.Index {
+		e, err := read(ref.Kind, ref.Seq, ref.Off)
+		if err != nil {
+			return nil, err
+		}
 		indexed = append(indexed, e)
 	}
 	var last *Entry
@@ -209,10 +224,9 @@ func (l *Ledger) relevant(f *os.File, session string, old *vstate, suffix []*Ent
 		last = e
 	}
 	if last == nil {
-		line, _ := readLineAt(f, old.LastOff, old.End)
-		e, err := l.checkStandalone(line, session, old.Size-1)
+		e, err := read("", old.Size-1, old.LastOff)
 		if err != nil {
-			return nil, errFallback
+			return nil, err
 		}
 		last = e
 	}
@@ -223,8 +237,49 @@ func (l *Ledger) relevant(f *os.File, session string, old *vstate, suffix []*Ent
 	if a >= last.Seq {
 		return indexed, nil
 	}
-	// The tail: every entry after seq a, read forward from the nearest
-	// known line at or before it, hash-chained to the head's last entry.
+	// What the gate uses of the entries after seq a, when the state lists
+	// all of it: the tool calls and the last gate decision of each event
+	// and agent in the prefix, and every entry after the prefix (verified
+	// in full just now).
+	if old.ToolsFrom <= int64(a)+1 && old.GatesFrom <= int64(a)+1 {
+		var tail []*Entry
+		for _, r := range old.Tools {
+			if r.Seq > int64(a) {
+				e, err := read(r.Kind, r.Seq, r.Off)
+				if err != nil {
+					return nil, err
+				}
+				tail = append(tail, e)
+			}
+		}
+		for _, g := range old.Gates {
+			if g.Seq > int64(a) {
+				e, err := read(KindGateDecision, g.Seq, g.Off)
+				if err != nil {
+					return nil, err
+				}
+				if gateTag(e.Event, e.AgentID) != g.Tag {
+					return nil, errFallback
+				}
+				tail = append(tail, e)
+			}
+		}
+		for _, e := range suffix {
+			if e.Seq > a {
+				tail = append(tail, e)
+			}
+		}
+		return mergeBySeq(indexed, tail), nil
+	}
+	// Otherwise the whole tail: every entry after seq a, read forward from
+	// the nearest known line at or before it, hash-chained to the head's
+	// last entry.
+	for _, r := range old.Tools {
+		known[r.Seq] = r.Off
+	}
+	for _, g := range old.Gates {
+		known[g.Seq] = g.Off
+	}
 	startSeq, startOff := int64(0), int64(0)
 	for seq, off := range known {
 		if seq <= int64(a) && seq >= startSeq {

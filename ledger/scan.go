@@ -22,7 +22,21 @@ var errLineTooLong = errors.New("ledger line exceeds 1 MiB")
 // scanLines calls fn for each line of r without its newline; complete is
 // false for a final line with no newline (a torn tail).
 func scanLines(r io.Reader, fn func(line []byte, complete bool) error) error {
-	br := bufio.NewReaderSize(r, 256<<10)
+	return scanLinesHint(r, -1, fn)
+}
+
+// scanLinesHint is scanLines for a reader of about hint bytes (-1:
+// unknown): a short read takes a short buffer, whose pages the process
+// does not have to fault in.
+func scanLinesHint(r io.Reader, hint int64, fn func(line []byte, complete bool) error) error {
+	size := 256 << 10
+	if sr, ok := r.(*io.SectionReader); ok && (hint < 0 || sr.Size() < hint) {
+		hint = sr.Size()
+	}
+	if hint >= 0 && hint < int64(size) {
+		size = max(int(hint)+1, 4096)
+	}
+	br := bufio.NewReaderSize(r, size)
 	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')

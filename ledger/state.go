@@ -16,13 +16,13 @@ import (
 	"strings"
 )
 
-// The verified-prefix state (<session>.vstate beside the ledger) lets a
+// The verified-prefix state (<session>.vstate2 beside the ledger) lets a
 // reader check only the entries no key holder has vouched for yet. It is
 // written by readers after they verify and advanced by appends (see
 // startState), and MAC'd with the HMAC key, so only a key holder can
 // vouch for a prefix:
 //
-//	docket-ledger-state v1
+//	docket-ledger-state v2
 //	session <S>
 //	size <entries in the prefix>
 //	end <byte length of the prefix>
@@ -30,14 +30,33 @@ import (
 //	last <hash of the prefix's last entry>
 //	pack <where the prefix's bundles end in the pack>
 //	prefix <base64 of the SHA-256 state after the prefix's bytes>
+//	recent <toolsfrom> <gatesfrom>
 //	index <kind> <seq> <offset>        (zero or more, seq order)
-//	mac <key_id> <hex HMAC-SHA256(K, "docket-ledger-state-v1\n" || all lines above)>
+//	tool <kind> <seq> <offset>         (up to maxRecentTools, seq order)
+//	gate <tag> <seq> <offset>          (up to maxGateTags, seq order)
+//	mac <key_id> <hex HMAC-SHA256(K, "docket-ledger-state-v2\n" || all lines above)>
 //
 // The index lists every entry of the kinds a stop decision reasons about
 // (indexedKinds) with the offset of its line, so the gate reads them
-// without scanning the ledger. See FORMAT.md, "Verified-prefix state".
+// without scanning the ledger. The tool and gate lines are what it needs
+// of the entries after its oldest relevant pass, so it does not read the
+// gate decisions that pile up there, one per stop: the last tool calls
+// (every tool entry with a seq of at least toolsfrom is listed), and the
+// last gate decision of each event and agent (tag; every tag whose last
+// decision has a seq of at least gatesfrom is listed). See FORMAT.md,
+// "Verified-prefix state".
 
-const stateHeader = "docket-ledger-state v1"
+const stateHeader = "docket-ledger-state v2"
+
+// stateDomain separates the state's MAC from every other use of the key.
+const stateDomain = "docket-ledger-state-v2\n"
+
+// maxRecentTools and maxGateTags bound the state's tool and gate lines:
+// the state is rewritten at every append.
+const (
+	maxRecentTools = 32
+	maxGateTags    = 16
+)
 
 // indexedKinds are the kinds the verified-prefix state indexes: the
 // validator results a stop decision rests on, and seals. (Not the gate's
@@ -54,6 +73,12 @@ type indexRef struct {
 	Off  int64
 }
 
+// gateRef locates the last gate decision of one event and agent.
+type gateRef struct {
+	Tag      string // gateTag(event, agent)
+	Seq, Off int64
+}
+
 // vstate is a parsed verified-prefix state.
 type vstate struct {
 	Size, End, LastOff int64
@@ -61,6 +86,61 @@ type vstate struct {
 	Pack               int64
 	Prefix             []byte // marshaled SHA-256 state after End bytes
 	Index              []indexRef
+	// Tools are the prefix's last tool_call and tool_failure entries:
+	// every one with a seq of at least ToolsFrom.
+	Tools     []indexRef
+	ToolsFrom int64
+	// Gates are the last gate_decision of each event and agent: every
+	// tag whose last decision has a seq of at least GatesFrom.
+	Gates     []gateRef
+	GatesFrom int64
+}
+
+// gateTag names the event and agent of a gate decision: the gate looks
+// for the last decision of its own event and agent.
+func gateTag(event, agent string) string {
+	sum := sha256.Sum256([]byte(event + "\x00" + agent))
+	return hex.EncodeToString(sum[:16])
+}
+
+// note records the entry e at seq and offset off in the index, the
+// recent tools or the gate decisions, as its kind asks.
+func (s *vstate) note(e *Entry, seq, off int64) {
+	switch e.Kind {
+	case KindToolCall, KindToolFailure:
+		if len(s.Tools) >= maxRecentTools {
+			s.ToolsFrom = s.Tools[0].Seq + 1
+			s.Tools = append(s.Tools[:0], s.Tools[1:]...)
+		}
+		s.Tools = append(s.Tools, indexRef{e.Kind, seq, off})
+	case KindGateDecision:
+		tag := gateTag(e.Event, e.AgentID)
+		for i, g := range s.Gates {
+			if g.Tag == tag {
+				s.Gates = append(s.Gates[:i], s.Gates[i+1:]...)
+				break
+			}
+		}
+		if len(s.Gates) >= maxGateTags {
+			s.GatesFrom = s.Gates[0].Seq + 1
+			s.Gates = append(s.Gates[:0], s.Gates[1:]...)
+		}
+		s.Gates = append(s.Gates, gateRef{tag, seq, off})
+	default:
+		if indexedKinds[e.Kind] {
+			s.Index = append(s.Index, indexRef{e.Kind, seq, off})
+		}
+	}
+}
+
+// cloneRefs returns a state with copies of s's index, tools and gates, for
+// a verifier to extend while s is still read.
+func (s *vstate) cloneRefs() vstate {
+	return vstate{
+		Index: append([]indexRef(nil), s.Index...),
+		Tools: append([]indexRef(nil), s.Tools...), ToolsFrom: s.ToolsFrom,
+		Gates: append([]gateRef(nil), s.Gates...), GatesFrom: s.GatesFrom,
+	}
 }
 
 func statePath(sf sessionFiles) string {
@@ -69,7 +149,7 @@ func statePath(sf sessionFiles) string {
 
 func stateMAC(key []byte, text string) string {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte("docket-ledger-state-v1\n"))
+	m.Write([]byte(stateDomain))
 	m.Write([]byte(text))
 	return hex.EncodeToString(m.Sum(nil))
 }
@@ -78,12 +158,22 @@ func (s *vstate) text(session string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nsession %s\nsize %d\nend %d\nlastoff %d\nlast %s\npack %d\nprefix %s\n",
 		stateHeader, session, s.Size, s.End, s.LastOff, s.Last, s.Pack, base64.StdEncoding.EncodeToString(s.Prefix))
+	fmt.Fprintf(&b, "recent %d %d\n", s.ToolsFrom, s.GatesFrom)
 	buf := make([]byte, 0, 64)
-	for _, r := range s.Index { // one line per validator result or seal: kept cheap
-		buf = append(append(append(buf[:0], "index "...), r.Kind...), ' ')
-		buf = append(strconv.AppendInt(buf, r.Seq, 10), ' ')
-		buf = append(strconv.AppendInt(buf, r.Off, 10), '\n')
+	ref := func(prefix, name string, seq, off int64) { // rewritten at every append: kept cheap
+		buf = append(append(append(append(buf[:0], prefix...), ' '), name...), ' ')
+		buf = append(strconv.AppendInt(buf, seq, 10), ' ')
+		buf = append(strconv.AppendInt(buf, off, 10), '\n')
 		b.Write(buf)
+	}
+	for _, r := range s.Index {
+		ref("index", string(r.Kind), r.Seq, r.Off)
+	}
+	for _, r := range s.Tools {
+		ref("tool", string(r.Kind), r.Seq, r.Off)
+	}
+	for _, g := range s.Gates {
+		ref("gate", g.Tag, g.Seq, g.Off)
 	}
 	return b.String()
 }
@@ -112,7 +202,7 @@ func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
 		return nil, errBadState
 	}
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if len(lines) < 8 || lines[0] != stateHeader || lines[1] != "session "+session {
+	if len(lines) < 9 || lines[0] != stateHeader || lines[1] != "session "+session {
 		return nil, errBadState
 	}
 	s := &vstate{}
@@ -139,11 +229,24 @@ func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
 	if s.Prefix, err = base64.StdEncoding.DecodeString(prefix); err != nil {
 		return nil, errBadState
 	}
-	for _, ln := range lines[8:] {
-		rest, ok1 := strings.CutPrefix(ln, "index ")
-		kind, rest, ok2 := strings.Cut(rest, " ")
+	recent, ok := strings.CutPrefix(lines[8], "recent ")
+	tf, gf, ok2 := strings.Cut(recent, " ")
+	if !ok || !ok2 {
+		return nil, errBadState
+	}
+	s.ToolsFrom, err = strconv.ParseInt(tf, 10, 64)
+	if err != nil || s.ToolsFrom < 0 || s.ToolsFrom > s.Size {
+		return nil, errBadState
+	}
+	s.GatesFrom, err = strconv.ParseInt(gf, 10, 64)
+	if err != nil || s.GatesFrom < 0 || s.GatesFrom > s.Size {
+		return nil, errBadState
+	}
+	for _, ln := range lines[9:] {
+		what, rest, ok1 := strings.Cut(ln, " ")
+		name, rest, ok2 := strings.Cut(rest, " ")
 		seqs, offs, ok3 := strings.Cut(rest, " ")
-		if !ok1 || !ok2 || !ok3 || kind == "" {
+		if !ok1 || !ok2 || !ok3 || name == "" {
 			return nil, errBadState
 		}
 		seq, err1 := strconv.ParseInt(seqs, 10, 64)
@@ -151,7 +254,19 @@ func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
 		if err1 != nil || err2 != nil || seq < 0 || off < 0 || seq >= s.Size || off >= s.End {
 			return nil, errBadState
 		}
-		s.Index = append(s.Index, indexRef{Kind(kind), seq, off})
+		switch k := Kind(name); {
+		case what == "index" && indexedKinds[k]:
+			s.Index = append(s.Index, indexRef{k, seq, off})
+		case what == "tool" && (k == KindToolCall || k == KindToolFailure) && seq >= s.ToolsFrom:
+			s.Tools = append(s.Tools, indexRef{k, seq, off})
+		case what == "gate" && len(name) == 32 && seq >= s.GatesFrom:
+			s.Gates = append(s.Gates, gateRef{name, seq, off})
+		default:
+			return nil, errBadState
+		}
+	}
+	if len(s.Tools) > maxRecentTools || len(s.Gates) > maxGateTags {
+		return nil, errBadState
 	}
 	if s.Size == 0 || s.End == 0 || s.LastOff >= s.End {
 		return nil, errBadState
@@ -263,16 +378,15 @@ func (w *writer) startState(st *vstate) {
 	w.st, w.sum = st, sum
 }
 
-// extendState adds the line the writer commits as entry w.n at w.end.
-func (w *writer) extendState(line []byte, kind Kind) {
+// extendState adds the line the writer commits, entry e, as entry w.n
+// at w.end.
+func (w *writer) extendState(line []byte, e *Entry) {
 	if w.st == nil {
 		return
 	}
 	w.sum.Write(line)
 	w.sum.Write([]byte{'\n'})
-	if indexedKinds[kind] {
-		w.st.Index = append(w.st.Index, indexRef{kind, w.n, w.end})
-	}
+	w.st.note(e, w.n, w.end)
 	w.st.LastOff = w.end
 }
 

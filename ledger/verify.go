@@ -173,7 +173,7 @@ func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate,
 	var r io.Reader = f
 	if from != nil {
 		v.n, v.off, v.last, v.lastOff, v.packEnd = from.Size, from.End, from.Last, from.LastOff, from.Pack
-		v.index = append([]indexRef(nil), from.Index...)
+		v.refs = from.cloneRefs()
 		v.skipTree = true
 		var err error
 		if v.hash, err = prefixHash(from.Prefix); err != nil {
@@ -196,7 +196,11 @@ func verifyLocked(h home.Home, session string, opts VerifyOptions, from *vstate,
 	if opts.Checkpoint != nil {
 		v.rep.Checked = append(v.rep.Checked, "checkpoint")
 	}
-	err := scanLines(r, v.line)
+	hint := int64(-1)
+	if st, err := f.Stat(); err == nil && from != nil && st.Size() >= from.End {
+		hint = st.Size() - from.End // usually a few entries, or none
+	}
+	err := scanLinesHint(r, hint, v.line)
 	if err == nil {
 		if fail := v.head(); fail != nil {
 			err = fail
@@ -280,7 +284,7 @@ type verifier struct {
 		io.Writer
 		encoding.BinaryMarshaler
 	} // SHA-256 of the verified bytes, for the next state
-	index []indexRef
+	refs vstate // the index, recent tools and gate decisions so far
 }
 
 // state is the verified-prefix state after a successful run.
@@ -289,7 +293,9 @@ func (v *verifier) state() (*vstate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &vstate{Size: v.n, End: v.off, LastOff: v.lastOff, Last: v.last, Pack: v.packEnd, Prefix: p, Index: v.index}, nil
+	st := v.refs.cloneRefs()
+	st.Size, st.End, st.LastOff, st.Last, st.Pack, st.Prefix = v.n, v.off, v.lastOff, v.last, v.packEnd, p
+	return &st, nil
 }
 
 func (v *verifier) fail(seq int64, reason string, err error) *VerifyError {
@@ -371,9 +377,7 @@ func (v *verifier) line(line []byte, complete bool) error {
 	}
 	v.hash.Write(line)
 	v.hash.Write([]byte{'\n'})
-	if indexedKinds[e.Kind] {
-		v.index = append(v.index, indexRef{e.Kind, seq, v.off})
-	}
+	v.refs.note(e, seq, v.off)
 	v.last = e.Hash
 	v.lastOff = v.off
 	v.n++
