@@ -14,7 +14,7 @@ import (
 func TestSentenceEndsMatchesExpression(t *testing.T) {
 	check := func(t *testing.T, s string) {
 		t.Helper()
-		want := sentenceEnd.re().FindAllStringIndex(s, -1)
+		want := sentenceEnd.get().FindAllStringIndex(s, -1)
 		if got := sentenceEnds(s); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\n got %v\nwant %v", s, got, want)
 		}
