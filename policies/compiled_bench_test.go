@@ -1,0 +1,63 @@
+//go:build linux
+
+package policies
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkLoadGate compares the gate's policy load from the compiled
+// cache with the full load (approval check, lexicon, binding) it
+// replaces, on a state root holding the default policies.
+func BenchmarkLoadGate(b *testing.B) {
+	h := compiledHome(b)
+	old := approvalCacheNow
+	approvalCacheNow = func() time.Time { return time.Now().Add(10 * time.Second) }
+	defer func() { approvalCacheNow = old }()
+	if _, _, err := LoadGate(h); err != nil {
+		b.Fatal(err)
+	}
+	if _, ok := ReadCompiled(h, CompiledKindGate, nil); !ok {
+		b.Fatal("not cached")
+	}
+	b.Run("cache", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := LoadGate(h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		for b.Loop() {
+			if err := CheckApproval(h); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := LoadClaims(h); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := LoadBinding(h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// the first use of the cue sets derives their literals: the cache
+	// holds them, a parse derives them at the first stop
+	b.Run("cache+cues", func(b *testing.B) {
+		for b.Loop() {
+			lex, _, _ := LoadGate(h)
+			lex.Negation.MatchString("x")
+		}
+	})
+	b.Run("parse+cues", func(b *testing.B) {
+		for b.Loop() {
+			CheckApproval(h)
+			lex, _ := LoadClaims(h)
+			LoadBinding(h)
+			lex.Negation.MatchString("x")
+		}
+	})
+	_ = os.Remove(filepath.Join(h.Root, "x"))
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package policies
+
+import "github.com/docket/docket/internal/home"
+
+// The compiled-policy cache needs ctime (compiled_linux.go); elsewhere
+// the policies are loaded from the files every time.
+
+// CompiledSnapshot is the fingerprint taken before a full load.
+type CompiledSnapshot struct{}
+
+func (CompiledSnapshot) ok() bool { return false }
+
+// ReadCompiled never hits here.
+func ReadCompiled(home.Home, string, []string) (string, bool) { return "", false }
+
+// SnapshotCompiled takes no fingerprint here.
+func SnapshotCompiled(home.Home, []string) CompiledSnapshot { return CompiledSnapshot{} }
+
+// WriteCompiled writes nothing here.
+func WriteCompiled(home.Home, string, []string, CompiledSnapshot, []byte) {}
