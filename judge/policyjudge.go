@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,15 +47,25 @@ func NewPolicySet(tools *policies.Tools, toolsSrc policies.Source, judges *polic
 }
 
 // LoadPolicySet loads tools.yaml and judges.md under h (or the embedded
-// defaults) and merges the delegate judges.md files at delegatePaths
-// (missing ones are skipped).
+// defaults), merges the delegate judges.md files at delegatePaths
+// (missing ones are skipped), reads directives.yaml and checks the
+// approval (policies.CheckApproval).
 //
-// Parsing YAML costs a hook process more than everything else it does,
-// so the parsed set is cached under the run directory, keyed by the
-// policy_version of the exact source bytes: any change to any source
-// misses the cache and is parsed (and validated) afresh.
+// Reading and parsing the policies and checking the approval cost a hook
+// process more than the rest of a routine call, so the result is kept in
+// the compiled-policy cache (policies/compiled.go) when the files were
+// approved: keyed on a fingerprint of every policy file and every delegate
+// path and MAC'd with the state root's key, it is used only for exactly
+// the files it was built from; any change, or a cache that fails its
+// check, loads the files afresh.
 func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
-	set, err := loadPolicySet(h, delegatePaths...)
+	if payload, ok := policies.ReadCompiled(h, policies.CompiledKindJudge, delegatePaths); ok {
+		if set := decodeCompiledSet(payload); set != nil {
+			return set, nil
+		}
+	}
+	snap := policies.SnapshotCompiled(h, delegatePaths)
+	set, known, err := loadPolicySet(h, delegatePaths...)
 	if err != nil {
 		return nil, err
 	}
@@ -65,17 +76,24 @@ func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	if err := loadDirectives(set, dsrc); err != nil {
 		return nil, err
 	}
+	if set.Unapproved == "" {
+		if b, err := encodeCompiledSet(set, known); err == nil {
+			policies.WriteCompiled(h, policies.CompiledKindJudge, delegatePaths, snap, b)
+		}
+	}
 	return set, nil
 }
 
-func loadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
+// loadPolicySet loads the set from the files; known reports that tools
+// and judges are the embedded defaults' pre-decoded form.
+func loadPolicySet(h home.Home, delegatePaths ...string) (set *PolicySet, known bool, err error) {
 	tsrc, err := policies.Load(h, policies.ToolsFile)
 	if err != nil {
-		return nil, fmt.Errorf("load tools.yaml: %w", err)
+		return nil, false, fmt.Errorf("load tools.yaml: %w", err)
 	}
 	jsrc, err := policies.Load(h, policies.JudgesFile)
 	if err != nil {
-		return nil, fmt.Errorf("load judges.md: %w", err)
+		return nil, false, fmt.Errorf("load judges.md: %w", err)
 	}
 	var dels []policies.Source
 	for _, p := range delegatePaths {
@@ -84,80 +102,129 @@ func loadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return nil, fmt.Errorf("load judges.md: %w", err)
+			return nil, false, fmt.Errorf("load judges.md: %w", err)
 		}
 		dels = append(dels, s)
 	}
 	srcs := append([]policies.Source{tsrc, jsrc}, dels...)
 	version := policies.Version(srcs...)
-	// the approval is checked on every load, never cached
 	unapproved := ""
 	if err := policies.CheckApproval(h); err != nil {
 		unapproved = err.Error()
 	}
 	if version == defaultPolicyVersion && len(dels) == 0 {
 		// the embedded defaults, byte for byte: pre-decoded in
-		// policy_known.go, neither parsed nor read from the cache
+		// policy_known.go, not parsed
 		tools, j := decodedDefaultPolicy()
 		j.Sources = srcs[1:]
 		set := NewPolicySet(tools, srcs[0], j)
 		set.Unapproved = unapproved
-		return set, nil
-	}
-	cache := ""
-	if h.Root != "" {
-		cache = filepath.Join(h.RunDir(), "policy-cache", strings.TrimPrefix(version, "pv1:")+".json")
-		if set := readPolicyCache(cache, version, srcs); set != nil {
-			set.Unapproved = unapproved
-			return set, nil
-		}
+		return set, true, nil
 	}
 	tools, err := policies.ParseTools(tsrc)
 	if err != nil {
-		return nil, fmt.Errorf("load tools.yaml: %w", err)
+		return nil, false, fmt.Errorf("load tools.yaml: %w", err)
 	}
 	j, err := policies.ResolveJudges(jsrc, dels...)
 	if err != nil {
-		return nil, fmt.Errorf("load judges.md: %w", err)
+		return nil, false, fmt.Errorf("load judges.md: %w", err)
 	}
-	set := NewPolicySet(tools, tsrc, j)
-	if cache != "" {
-		writePolicyCache(cache, set)
-	}
+	set = NewPolicySet(tools, tsrc, j)
 	set.Unapproved = unapproved
-	return set, nil
+	return set, false, nil
 }
 
+// policyCache is the JSON form of a parsed tools.yaml and judges.md.
 type policyCache struct {
 	Version string
 	Tools   *policies.Tools
 	Judges  *policies.Judges
 }
 
-func readPolicyCache(path, version string, srcs []policies.Source) *PolicySet {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var c policyCache
-	if err := json.Unmarshal(b, &c); err != nil || c.Version != version || c.Tools == nil || c.Judges == nil || len(c.Judges.Classes) != len(policies.RiskClasses) {
-		return nil
-	}
-	c.Judges.Sources = srcs[1:]
-	return NewPolicySet(c.Tools, srcs[0], c.Judges)
+// compiledSet is the judge's payload in the compiled-policy cache: the
+// sources in set order (tools.yaml, judges.md, the delegates found, and
+// directives.yaml when it replaces the default), their parsed forms
+// (none when Known: the pre-decoded defaults), and the directives. Only
+// an approved set is cached.
+type compiledSet struct {
+	Sources    []compiledSource
+	Judges     int // how many sources after tools.yaml are judges files
+	Known      bool
+	Policy     *policyCache         `json:",omitempty"`
+	Directives *policies.Directives `json:",omitempty"`
 }
 
-func writePolicyCache(path string, set *PolicySet) {
-	j := *set.Judges
-	j.Sources = nil
-	b, err := json.Marshal(policyCache{Version: set.Version, Tools: set.Tools, Judges: &j})
-	if err != nil {
-		return
+// compiledSource is a policy source; Default stands for the embedded
+// default's bytes.
+type compiledSource struct {
+	Name, Origin string
+	Default      bool   `json:",omitempty"`
+	Data         []byte `json:",omitempty"`
+}
+
+func encodeCompiledSet(set *PolicySet, known bool) ([]byte, error) {
+	c := compiledSet{Judges: len(set.Judges.Sources), Known: known, Directives: set.Directives}
+	for _, s := range set.Sources {
+		cs := compiledSource{Name: s.Name, Origin: s.Origin}
+		if def, err := policies.Default(s.Name); err == nil && bytes.Equal(def, s.Data) {
+			cs.Default = true
+		} else {
+			cs.Data = s.Data
+		}
+		c.Sources = append(c.Sources, cs)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return
+	if !known {
+		j := *set.Judges
+		j.Sources = nil
+		c.Policy = &policyCache{Version: set.Version, Tools: set.Tools, Judges: &j}
 	}
-	_ = home.WriteFileAtomic(path, b, 0o600)
+	return json.Marshal(c)
+}
+
+// decodeCompiledSet rebuilds the set from the payload, or nil.
+func decodeCompiledSet(payload string) *PolicySet {
+	var c compiledSet
+	if err := json.Unmarshal([]byte(payload), &c); err != nil {
+		return nil
+	}
+	extra := 0
+	if c.Directives != nil {
+		extra = 1
+	}
+	if c.Judges < 1 || len(c.Sources) != 1+c.Judges+extra {
+		return nil
+	}
+	srcs := make([]policies.Source, len(c.Sources))
+	for i, cs := range c.Sources {
+		srcs[i] = policies.Source{Name: cs.Name, Origin: cs.Origin, Data: cs.Data}
+		if cs.Default {
+			def, err := policies.Default(cs.Name)
+			if err != nil {
+				return nil
+			}
+			srcs[i].Data = def
+		}
+	}
+	var tools *policies.Tools
+	var j *policies.Judges
+	if c.Known {
+		tools, j = decodedDefaultPolicy()
+	} else {
+		if c.Policy == nil || c.Policy.Tools == nil || c.Policy.Judges == nil || len(c.Policy.Judges.Classes) != len(policies.RiskClasses) {
+			return nil
+		}
+		tools, j = c.Policy.Tools, c.Policy.Judges
+	}
+	j.Sources = srcs[1 : 1+c.Judges]
+	set := NewPolicySet(tools, srcs[0], j)
+	if c.Directives != nil {
+		d := c.Directives
+		d.Source = srcs[len(srcs)-1]
+		set.Directives = d
+		set.Sources = append(set.Sources, d.Source)
+		set.Version = policies.Version(set.Sources...)
+	}
+	return set
 }
 
 // DelegatePaths lists the delegate judges.md files for a call: the

@@ -33,7 +33,7 @@ func cachedHome(t *testing.T) home.Home {
 	return h
 }
 
-func moveClock(t *testing.T, d time.Duration) {
+func moveClock(t testing.TB, d time.Duration) {
 	old := approvalCacheNow
 	approvalCacheNow = func() time.Time { return time.Now().Add(d) }
 	t.Cleanup(func() { approvalCacheNow = old })

@@ -61,3 +61,14 @@ func BenchmarkLoadGate(b *testing.B) {
 	})
 	_ = os.Remove(filepath.Join(h.Root, "x"))
 }
+
+func TestCompiledGateSize(t *testing.T) {
+	lex, _ := DefaultClaims()
+	h := compiledHome(t)
+	b, _ := LoadBinding(h)
+	var e encoder
+	encodeClaims(&e, lex)
+	n := len(e.b)
+	encodeBinding(&e, b)
+	t.Logf("claims %d bytes, binding %d bytes", n, len(e.b)-n)
+}

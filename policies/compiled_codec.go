@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"strings"
 )
 
 // The compiled forms of the gate's policies (claims lexicon and claim
@@ -43,8 +44,9 @@ func (e *encoder) strs(l []string) {
 var errDecode = errors.New("malformed compiled policy")
 
 type decoder struct {
-	s   string
-	err error
+	s    string
+	err  error
+	slab []string // string lists are carved out of it
 }
 
 func (d *decoder) fail() { d.err = errDecode; d.s = "" }
@@ -119,11 +121,42 @@ func (d *decoder) strs() []string {
 		d.fail()
 		return nil
 	}
-	out := make([]string, n)
+	if cap(d.slab)-len(d.slab) < int(n) {
+		d.slab = make([]string, 0, max(512, int(n)))
+	}
+	l := len(d.slab)
+	d.slab = d.slab[:l+int(n)]
+	out := d.slab[l : l+int(n) : l+int(n)]
 	for i := range out {
 		out[i] = d.str()
 	}
 	return out
+}
+
+// sub writes s as a part of whole when it is one (whole[i:i+len(s)]),
+// else in full.
+func (e *encoder) sub(whole, s string) {
+	i := strings.Index(whole, s)
+	if i < 0 || s == "" {
+		e.uint(0)
+		e.str(s)
+		return
+	}
+	e.uint(uint64(i) + 1)
+	e.uint(uint64(len(s)))
+}
+
+func (d *decoder) sub(whole string) string {
+	i := d.uint()
+	if i == 0 {
+		return d.str()
+	}
+	n := d.uint()
+	if d.err != nil || i-1 > uint64(len(whole)) || n > uint64(len(whole))-(i-1) {
+		d.fail()
+		return ""
+	}
+	return whole[i-1 : i-1+n]
 }
 
 // source: name, origin, and the bytes, or a mark that they are the
@@ -159,8 +192,15 @@ func (e *encoder) cueSet(c *CueSet) {
 		return
 	}
 	c.once.Do(c.deriveLiterals)
-	e.strs(c.Cues)
 	e.strs(c.alts)
+	e.uint(uint64(len(c.Cues)))
+	for i, cue := range c.Cues {
+		alt := ""
+		if i < len(c.alts) {
+			alt = c.alts[i]
+		}
+		e.sub(alt, cue)
+	}
 	e.str(c.pre)
 	e.uint(uint64(len(c.lits)))
 	for _, l := range c.lits {
@@ -172,7 +212,16 @@ func (d *decoder) cueSet() *CueSet {
 	if !d.bool() {
 		return nil
 	}
-	c := &CueSet{Cues: d.strs(), alts: d.strs(), pre: d.str()}
+	c := &CueSet{alts: d.strs()}
+	if n := d.count(); n == len(c.alts) && d.err == nil {
+		c.Cues = make([]string, n)
+		for i := range c.Cues {
+			c.Cues[i] = d.sub(c.alts[i])
+		}
+	} else {
+		d.fail()
+	}
+	c.pre = d.str()
 	n := d.count()
 	if d.err != nil || n != len(c.alts) || len(c.Cues) != len(c.alts) {
 		d.fail()
@@ -190,10 +239,10 @@ func (e *encoder) patterns(ps []*Pattern) {
 	e.uint(uint64(len(ps)))
 	for _, p := range ps {
 		p.MayMatchFolded("") // derive the folded literals, if not known
-		e.str(p.Source)
+		e.str(p.expr)
+		e.sub(p.expr, p.Source)
 		e.strs(p.Literals)
 		e.bool(p.NM)
-		e.str(p.expr)
 		e.bool(p.never)
 		e.strs(p.fold)
 	}
@@ -208,10 +257,10 @@ func (d *decoder) patterns() []*Pattern {
 	ps := make([]Pattern, n)
 	for i := range ps {
 		p := &ps[i]
-		p.Source = d.str()
+		p.expr = d.str()
+		p.Source = d.sub(p.expr)
 		p.Literals = d.strs()
 		p.NM = d.bool()
-		p.expr = d.str()
 		p.never = d.bool()
 		p.fold = d.strs()
 		p.foldKnown = true
