@@ -71,7 +71,11 @@ var compiledBuild = sync.OnceValue(func() string {
 	return b
 })
 
-// compiledPath is the cache file of kind for the extra paths.
+// CompiledPath is the cache file of kind for the extra paths.
+func CompiledPath(h home.Home, kind string, extra []string) string {
+	return compiledPath(h, kind, extra)
+}
+
 func compiledPath(h home.Home, kind string, extra []string) string {
 	name := kind
 	if len(extra) > 0 {
@@ -216,4 +220,13 @@ func WriteCompiled(h home.Home, kind string, extra []string, snap CompiledSnapsh
 		return
 	}
 	os.Rename(tmp.Name(), p)
+}
+
+// SetCacheClock sets the clock the policy caches stamp their files with
+// and returns the function restoring it. Tests of other packages move it
+// past the settle time; nothing else calls it.
+func SetCacheClock(now func() time.Time) (restore func()) {
+	old := approvalCacheNow
+	approvalCacheNow = now
+	return func() { approvalCacheNow = old }
 }

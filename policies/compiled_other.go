@@ -2,7 +2,11 @@
 
 package policies
 
-import "github.com/docket/docket/internal/home"
+import (
+	"time"
+
+	"github.com/docket/docket/internal/home"
+)
 
 // The compiled-policy cache needs ctime (compiled_linux.go); elsewhere
 // the policies are loaded from the files every time.
@@ -20,3 +24,9 @@ func SnapshotCompiled(home.Home, []string) CompiledSnapshot { return CompiledSna
 
 // WriteCompiled writes nothing here.
 func WriteCompiled(home.Home, string, []string, CompiledSnapshot, []byte) {}
+
+// SetCacheClock does nothing here (there is no cache).
+func SetCacheClock(func() time.Time) (restore func()) { return func() {} }
+
+// CompiledPath is where the cache file would be.
+func CompiledPath(h home.Home, kind string, extra []string) string { return "" }
