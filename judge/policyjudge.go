@@ -3,6 +3,7 @@ package judge
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,86 +142,152 @@ type policyCache struct {
 	Judges  *policies.Judges
 }
 
-// compiledSet is the judge's payload in the compiled-policy cache: the
-// sources in set order (tools.yaml, judges.md, the delegates found, and
-// directives.yaml when it replaces the default), their parsed forms
-// (none when Known: the pre-decoded defaults), and the directives. Only
-// an approved set is cached.
-type compiledSet struct {
-	Sources    []compiledSource
-	Judges     int // how many sources after tools.yaml are judges files
-	Known      bool
-	Policy     *policyCache         `json:",omitempty"`
-	Directives *policies.Directives `json:",omitempty"`
-}
+// The judge's payload in the compiled-policy cache: the sources in set
+// order (tools.yaml, judges.md, the delegates found, and directives.yaml
+// when it replaces the default), each name, origin and bytes (or a mark
+// for the embedded default's bytes); how many sources after tools.yaml
+// are judges files; whether tools and judges are the pre-decoded
+// defaults (Known), else their JSON form (policyCache); and the
+// directives' JSON form when they replace the default. Strings are
+// length-prefixed (uvarint); JSON is decoded only for policies that are
+// not the defaults. Only an approved set is cached.
 
-// compiledSource is a policy source; Default stands for the embedded
-// default's bytes.
-type compiledSource struct {
-	Name, Origin string
-	Default      bool   `json:",omitempty"`
-	Data         []byte `json:",omitempty"`
+func appendStr(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 func encodeCompiledSet(set *PolicySet, known bool) ([]byte, error) {
-	c := compiledSet{Judges: len(set.Judges.Sources), Known: known, Directives: set.Directives}
+	b := binary.AppendUvarint(nil, uint64(len(set.Sources)))
 	for _, s := range set.Sources {
-		cs := compiledSource{Name: s.Name, Origin: s.Origin}
+		b = appendStr(appendStr(b, s.Name), s.Origin)
 		if def, err := policies.Default(s.Name); err == nil && bytes.Equal(def, s.Data) {
-			cs.Default = true
+			b = append(b, 1)
 		} else {
-			cs.Data = s.Data
+			b = appendStr(append(b, 0), string(s.Data))
 		}
-		c.Sources = append(c.Sources, cs)
 	}
+	b = binary.AppendUvarint(b, uint64(len(set.Judges.Sources)))
+	policy, directives := "", ""
 	if !known {
 		j := *set.Judges
 		j.Sources = nil
-		c.Policy = &policyCache{Version: set.Version, Tools: set.Tools, Judges: &j}
+		pb, err := json.Marshal(policyCache{Version: set.Version, Tools: set.Tools, Judges: &j})
+		if err != nil {
+			return nil, err
+		}
+		policy = string(pb)
 	}
-	return json.Marshal(c)
+	if set.Directives != nil {
+		db, err := json.Marshal(set.Directives)
+		if err != nil {
+			return nil, err
+		}
+		directives = string(db)
+	}
+	b = appendStr(appendStr(b, policy), directives)
+	return b, nil
+}
+
+// payloadReader reads the payload; any malformation sets bad.
+type payloadReader struct {
+	s   string
+	bad bool
+}
+
+func (r *payloadReader) uint() uint64 {
+	if r.bad {
+		return 0
+	}
+	var u uint64
+	for i := 0; i < len(r.s) && i < binary.MaxVarintLen64; i++ {
+		c := r.s[i]
+		u |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			r.s = r.s[i+1:]
+			return u
+		}
+	}
+	r.bad = true
+	return 0
+}
+
+func (r *payloadReader) str() string {
+	n := r.uint()
+	if r.bad || n > uint64(len(r.s)) {
+		r.bad = true
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+func (r *payloadReader) byte() byte {
+	if r.bad || r.s == "" {
+		r.bad = true
+		return 0
+	}
+	c := r.s[0]
+	r.s = r.s[1:]
+	return c
 }
 
 // decodeCompiledSet rebuilds the set from the payload, or nil.
 func decodeCompiledSet(payload string) *PolicySet {
-	var c compiledSet
-	if err := json.Unmarshal([]byte(payload), &c); err != nil {
+	r := payloadReader{s: payload}
+	n := r.uint()
+	if n > uint64(len(payload)) {
 		return nil
 	}
-	extra := 0
-	if c.Directives != nil {
-		extra = 1
-	}
-	if c.Judges < 1 || len(c.Sources) != 1+c.Judges+extra {
-		return nil
-	}
-	srcs := make([]policies.Source, len(c.Sources))
-	for i, cs := range c.Sources {
-		srcs[i] = policies.Source{Name: cs.Name, Origin: cs.Origin, Data: cs.Data}
-		if cs.Default {
-			def, err := policies.Default(cs.Name)
+	srcs := make([]policies.Source, 0, n)
+	for i := uint64(0); i < n && !r.bad; i++ {
+		s := policies.Source{Name: r.str(), Origin: r.str()}
+		switch r.byte() {
+		case 1:
+			def, err := policies.Default(s.Name)
 			if err != nil {
 				return nil
 			}
-			srcs[i].Data = def
+			s.Data = def
+		case 0:
+			s.Data = []byte(r.str())
+		default:
+			return nil
 		}
+		srcs = append(srcs, s)
+	}
+	judges := r.uint()
+	policy, directives := r.str(), r.str()
+	if r.bad || r.s != "" || judges < 1 {
+		return nil
+	}
+	extra := uint64(0)
+	if directives != "" {
+		extra = 1
+	}
+	if uint64(len(srcs)) != 1+judges+extra {
+		return nil
 	}
 	var tools *policies.Tools
 	var j *policies.Judges
-	if c.Known {
+	if policy == "" {
 		tools, j = decodedDefaultPolicy()
 	} else {
-		if c.Policy == nil || c.Policy.Tools == nil || c.Policy.Judges == nil || len(c.Policy.Judges.Classes) != len(policies.RiskClasses) {
+		var c policyCache
+		if json.Unmarshal([]byte(policy), &c) != nil || c.Tools == nil || c.Judges == nil || len(c.Judges.Classes) != len(policies.RiskClasses) {
 			return nil
 		}
-		tools, j = c.Policy.Tools, c.Policy.Judges
+		tools, j = c.Tools, c.Judges
 	}
-	j.Sources = srcs[1 : 1+c.Judges]
+	j.Sources = srcs[1 : 1+judges]
 	set := NewPolicySet(tools, srcs[0], j)
-	if c.Directives != nil {
-		d := c.Directives
+	if directives != "" {
+		var d policies.Directives
+		if json.Unmarshal([]byte(directives), &d) != nil {
+			return nil
+		}
 		d.Source = srcs[len(srcs)-1]
-		set.Directives = d
+		set.Directives = &d
 		set.Sources = append(set.Sources, d.Source)
 		set.Version = policies.Version(set.Sources...)
 	}

@@ -243,3 +243,31 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	write(t, to, string(b))
 }
+
+// A payload that passed the MAC but is malformed (truncated, flipped)
+// never panics and never decodes into a set with fewer sources.
+func TestCompiledSetGarbage(t *testing.T) {
+	dd, _ := policies.Default(policies.DirectivesFile)
+	h := approvedJudgeHome(t, map[string]string{policies.ToolsFile: editedTools(t), policies.DirectivesFile: string(dd) + "\n# reviewed\n"})
+	set, err := LoadPolicySet(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := encodeCompiledSet(set, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeCompiledSet(string(full)); !reflect.DeepEqual(got, set) {
+		t.Fatal("round trip differs")
+	}
+	for n := 0; n < len(full); n += 1 + n/5 {
+		if decodeCompiledSet(string(full[:n])) != nil {
+			t.Fatalf("truncated payload (%d of %d bytes) decoded", n, len(full))
+		}
+	}
+	for i := 0; i < len(full); i += 13 {
+		b := append([]byte(nil), full...)
+		b[i] ^= 0xff
+		decodeCompiledSet(string(b))
+	}
+}

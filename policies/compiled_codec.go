@@ -191,7 +191,7 @@ func (e *encoder) cueSet(c *CueSet) {
 	if c == nil {
 		return
 	}
-	c.once.Do(c.deriveLiterals)
+	c.derived()
 	e.strs(c.alts)
 	e.uint(uint64(len(c.Cues)))
 	for i, cue := range c.Cues {
@@ -231,7 +231,7 @@ func (d *decoder) cueSet() *CueSet {
 	for i := range c.lits {
 		c.lits[i] = d.strs()
 	}
-	c.once.Do(func() {}) // the literals are derived
+	c.litsKnown = true
 	return c
 }
 
@@ -269,7 +269,15 @@ func (d *decoder) patterns() []*Pattern {
 	return out
 }
 
+// encodeClaims writes the lexicon; the default one (claims_compiled.go)
+// is written as its source alone.
 func encodeClaims(e *encoder, c *Claims) {
+	if isDefaultClaims(c.src.Data) {
+		e.bool(true)
+		e.source(c.src)
+		return
+	}
+	e.bool(false)
 	e.int(int64(c.BlockCap))
 	e.int(c.AnomalyMinBytes)
 	e.int(int64(c.NegationWindow))
@@ -295,6 +303,14 @@ func encodeClaims(e *encoder, c *Claims) {
 }
 
 func decodeCompiledClaims(d *decoder) *Claims {
+	if d.bool() {
+		src := d.source()
+		if d.err != nil || !isDefaultClaims(src.Data) {
+			d.fail()
+			return nil
+		}
+		return defaultClaimsFrom(src)
+	}
 	c := &Claims{
 		BlockCap:            int(d.int()),
 		AnomalyMinBytes:     d.int(),
