@@ -25,25 +25,6 @@ func compiledHome(t testing.TB) home.Home {
 	return h
 }
 
-// customClaims is the default lexicon with cues and patterns that are not
-// in the known table (derived at parse time, and by the cache builder).
-func customClaims(t testing.TB) string {
-	t.Helper()
-	b, _ := Default(ClaimsFile)
-	s := string(b)
-	for _, r := range [][2]string{
-		{"    - \"never\"\n", "    - \"never\"\n    - \"n[eé]mmeno\"\n    - \"ne(?:ver)?more\"\n"},
-		{"      - '^\\W*done\\b'\n", "      - '^\\W*done\\b'\n      - '\\b(?:wrapped|buttoned) up\\b'\n"},
-		{"    - '\\btee\\b'\n", "    - '\\btee\\b'\n    - '\\bsponge\\s+\\S'\n"},
-	} {
-		if !strings.Contains(s, r[0]) {
-			t.Fatalf("default claims.yaml has no %q", r[0])
-		}
-		s = strings.Replace(s, r[0], r[1], 1)
-	}
-	return s
-}
-
 // cachedGate is an approved root whose gate policies are in the compiled
 // cache (the clock moved past the settle time).
 func cachedGate(t testing.TB, claims string) home.Home {
@@ -259,13 +240,6 @@ func TestCompiledGateCopiedFromAnotherRoot(t *testing.T) {
 	}
 }
 
-func mustDefaultClaims(t testing.TB) *Claims {
-	c, err := DefaultClaims()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // A cache written by another docket (other defaults, another build) is
 // not trusted.
