@@ -240,7 +240,6 @@ func TestCompiledGateCopiedFromAnotherRoot(t *testing.T) {
 	}
 }
 
-
 // A cache written by another docket (other defaults, another build) is
 // not trusted.
 func TestCompiledGateOtherBuild(t *testing.T) {
