@@ -69,40 +69,70 @@ type fingerprint struct {
 // add appends the line of p; false when p is a symlink or cannot be
 // fingerprinted (or is absent and must not be).
 func (f *fingerprint) add(name, p string, mayBeAbsent bool) bool {
-	st, err := os.Lstat(p)
+	// syscall.Lstat, not os.Lstat: no FileInfo to build for each of the
+	// twenty-odd files a hook fingerprints
+	var st syscall.Stat_t
+	err := syscall.Lstat(p, &st)
 	if errors.Is(err, fs.ErrNotExist) && mayBeAbsent {
 		f.b = append(append(f.b, name...), " -\n"...)
 		f.absent = true
 		return true
 	}
-	if err != nil || st.Mode()&fs.ModeSymlink != 0 {
+	if err != nil || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
 		return false
 	}
-	sys, isStat := st.Sys().(*syscall.Stat_t)
-	if !isStat {
-		return false
-	}
-	for _, t := range []time.Time{st.ModTime(), time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec)} {
+	mtime, ctime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)), time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec))
+	for _, t := range []time.Time{mtime, ctime} {
 		if t.After(f.latest) {
 			f.latest = t
 		}
 	}
 	b := append(append(f.b, name...), ' ')
-	b = strconv.AppendInt(b, st.Size(), 10)
+	b = strconv.AppendInt(b, int64(st.Size), 10)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, st.ModTime().UnixNano(), 10)
+	b = strconv.AppendInt(b, mtime.UnixNano(), 10)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, sys.Ctim.Sec, 10)
+	b = strconv.AppendInt(b, int64(st.Ctim.Sec), 10)
 	b = append(b, '.')
-	b = strconv.AppendInt(b, sys.Ctim.Nsec, 10)
+	b = strconv.AppendInt(b, int64(st.Ctim.Nsec), 10)
 	b = append(b, ':')
-	b = strconv.AppendUint(b, sys.Dev, 10)
+	b = strconv.AppendUint(b, uint64(st.Dev), 10)
 	b = append(b, ':')
-	b = strconv.AppendUint(b, sys.Ino, 10)
+	b = strconv.AppendUint(b, uint64(st.Ino), 10)
 	b = append(b, ' ')
-	b = strconv.AppendUint(b, uint64(st.Mode()), 8)
+	b = strconv.AppendUint(b, uint64(fileMode(st.Mode)), 8)
 	f.b = append(b, '\n')
 	return true
+}
+
+// fileMode is the fs.FileMode os.Lstat reports for a st_mode, so the
+// fingerprint lines keep their format.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		mode |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		mode |= fs.ModeDir
+	case syscall.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		mode |= fs.ModeSocket
+	}
+	if m&syscall.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&syscall.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&syscall.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
 }
 
 // approvalFingerprint lists what the check depends on, one "name stat"
