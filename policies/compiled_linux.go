@@ -219,7 +219,35 @@ func WriteCompiled(h home.Home, kind string, extra []string, snap CompiledSnapsh
 	if cerr := tmp.Close(); werr != nil || cerr != nil {
 		return
 	}
-	os.Rename(tmp.Name(), p)
+	if os.Rename(tmp.Name(), p) == nil && len(extra) > 0 {
+		pruneCompiled(filepath.Dir(p))
+	}
+}
+
+// maxCompiled bounds the cache files kept: the judge writes one per
+// list of delegate paths (per working directory), so the oldest are
+// removed beyond it.
+const maxCompiled = 128
+
+func pruneCompiled(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) <= maxCompiled {
+		return
+	}
+	type file struct {
+		name string
+		mod  time.Time
+	}
+	var files []file
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".cache") {
+			files = append(files, file{e.Name(), info.ModTime()})
+		}
+	}
+	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
+	for i := 0; i+maxCompiled < len(files); i++ {
+		os.Remove(filepath.Join(dir, files[i].name))
+	}
 }
 
 // SetCacheClock sets the clock the policy caches stamp their files with

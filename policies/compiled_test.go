@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,29 @@ func TestCompiledDecodeGarbage(t *testing.T) {
 		decodeCompiledClaims(&d)
 		d = decoder{s: string(b)}
 		decodeCompiledBinding(&d)
+	}
+}
+
+// The judge writes one cache file per list of delegate paths; the
+// oldest beyond maxCompiled are removed, the newest kept.
+func TestCompiledPruned(t *testing.T) {
+	h := compiledHome(t)
+	moveClock(t, 10*time.Second)
+	dir := filepath.Dir(CompiledPath(h, CompiledKindJudge, []string{"/p"}))
+	os.MkdirAll(dir, 0o700)
+	old := time.Now().Add(-time.Hour)
+	for i := 0; i < maxCompiled+5; i++ {
+		p := filepath.Join(dir, "judge-old"+strconv.Itoa(i)+".cache")
+		write(t, p, "x")
+		os.Chtimes(p, old, old)
+	}
+	extra := []string{filepath.Join(t.TempDir(), "judges.md")}
+	WriteCompiled(h, CompiledKindJudge, extra, SnapshotCompiled(h, extra), []byte("payload"))
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != maxCompiled {
+		t.Errorf("%d files kept, want %d", len(ents), maxCompiled)
+	}
+	if _, ok := ReadCompiled(h, CompiledKindJudge, extra); !ok {
+		t.Error("the newest entry was pruned")
 	}
 }
