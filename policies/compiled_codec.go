@@ -47,6 +47,8 @@ type decoder struct {
 	s    string
 	err  error
 	slab []string // string lists are carved out of it
+	// wasDefault: the last source read was marked the embedded default
+	wasDefault bool
 }
 
 func (d *decoder) fail() { d.err = errDecode; d.s = "" }
@@ -172,9 +174,21 @@ func (e *encoder) source(s Source) {
 	e.str(string(s.Data))
 }
 
+// sourceDefault reads a source that must be the embedded default named
+// name.
+func (d *decoder) sourceDefault(name string) Source {
+	s := d.source()
+	if d.err == nil && (s.Name != name || !d.wasDefault) {
+		d.fail()
+	}
+	return s
+}
+
 func (d *decoder) source() Source {
 	s := Source{Name: d.str(), Origin: d.str()}
+	d.wasDefault = false
 	if d.bool() {
+		d.wasDefault = true
 		def, err := Default(s.Name)
 		if err != nil {
 			d.fail()
@@ -304,8 +318,10 @@ func encodeClaims(e *encoder, c *Claims) {
 
 func decodeCompiledClaims(d *decoder) *Claims {
 	if d.bool() {
-		src := d.source()
-		if d.err != nil || !isDefaultClaims(src.Data) {
+		// the embedded default's bytes, by the source's mark (hashing
+		// them again would cost more than the rest of the decode)
+		src := d.sourceDefault(ClaimsFile)
+		if d.err != nil {
 			d.fail()
 			return nil
 		}
