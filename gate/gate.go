@@ -524,16 +524,11 @@ func (g *Gate) resetBlocks(ev *hooks.Event) {
 // binding in force there (file or embedded default), and the ledger
 // under h, opened only when a message has claims.
 func New(h home.Home) (*Gate, error) {
-	if err := policies.CheckApproval(h); err != nil {
-		return nil, fmt.Errorf("refuse to run on an unapproved policy: %w", err)
-	}
-	lex, err := policies.LoadClaims(h)
+	// approval, lexicon and binding in one pass, from the compiled-policy
+	// cache when it is current (policies/compiled.go)
+	lex, b, err := policies.LoadGate(h)
 	if err != nil {
-		return nil, fmt.Errorf("load claim lexicon: %w", err)
-	}
-	b, err := policies.LoadBinding(h)
-	if err != nil {
-		return nil, fmt.Errorf("load claim binding: %w", err)
+		return nil, err
 	}
 	return &Gate{
 		Home:           h,

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/policies"
 )
 
@@ -114,28 +113,5 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	if strings.HasPrefix(b.Name(), "BenchmarkPolicyJudge") && len(lat) > 1000 && at(0.99) > 300 {
 		// the protections lstat the paths a call names (symlinks)
 		b.Errorf("policy judge p99 %.1fµs exceeds 300µs", at(0.99))
-	}
-}
-
-// BenchmarkLoadPolicySet is the per-process policy load: "parse" parses
-// tools.yaml and judges.md (YAML); "cached" reads the sources and decodes
-// the parsed set cached under the run directory.
-func BenchmarkLoadPolicySet(b *testing.B) {
-	for _, cached := range []bool{false, true} {
-		name := "parse"
-		if cached {
-			name = "cached"
-		}
-		b.Run(name, func(b *testing.B) {
-			h, _ := home.At(b.TempDir())
-			if !cached {
-				h = home.Home{} // no run directory: no cache
-			}
-			for i := 0; i < b.N; i++ {
-				if _, err := LoadPolicySet(h); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

@@ -1,7 +1,9 @@
 package judge
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,15 +48,25 @@ func NewPolicySet(tools *policies.Tools, toolsSrc policies.Source, judges *polic
 }
 
 // LoadPolicySet loads tools.yaml and judges.md under h (or the embedded
-// defaults) and merges the delegate judges.md files at delegatePaths
-// (missing ones are skipped).
+// defaults), merges the delegate judges.md files at delegatePaths
+// (missing ones are skipped), reads directives.yaml and checks the
+// approval (policies.CheckApproval).
 //
-// Parsing YAML costs a hook process more than everything else it does,
-// so the parsed set is cached under the run directory, keyed by the
-// policy_version of the exact source bytes: any change to any source
-// misses the cache and is parsed (and validated) afresh.
+// Reading and parsing the policies and checking the approval cost a hook
+// process more than the rest of a routine call, so the result is kept in
+// the compiled-policy cache (policies/compiled.go) when the files were
+// approved: keyed on a fingerprint of every policy file and every delegate
+// path and MAC'd with the state root's key, it is used only for exactly
+// the files it was built from; any change, or a cache that fails its
+// check, loads the files afresh.
 func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
-	set, err := loadPolicySet(h, delegatePaths...)
+	if payload, ok := policies.ReadCompiled(h, policies.CompiledKindJudge, delegatePaths); ok {
+		if set := decodeCompiledSet(payload); set != nil {
+			return set, nil
+		}
+	}
+	snap := policies.SnapshotCompiled(h, delegatePaths)
+	set, known, err := loadPolicySet(h, delegatePaths...)
 	if err != nil {
 		return nil, err
 	}
@@ -65,17 +77,24 @@ func LoadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 	if err := loadDirectives(set, dsrc); err != nil {
 		return nil, err
 	}
+	if set.Unapproved == "" {
+		if b, err := encodeCompiledSet(set, known); err == nil {
+			policies.WriteCompiled(h, policies.CompiledKindJudge, delegatePaths, snap, b)
+		}
+	}
 	return set, nil
 }
 
-func loadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
+// loadPolicySet loads the set from the files; known reports that tools
+// and judges are the embedded defaults' pre-decoded form.
+func loadPolicySet(h home.Home, delegatePaths ...string) (set *PolicySet, known bool, err error) {
 	tsrc, err := policies.Load(h, policies.ToolsFile)
 	if err != nil {
-		return nil, fmt.Errorf("load tools.yaml: %w", err)
+		return nil, false, fmt.Errorf("load tools.yaml: %w", err)
 	}
 	jsrc, err := policies.Load(h, policies.JudgesFile)
 	if err != nil {
-		return nil, fmt.Errorf("load judges.md: %w", err)
+		return nil, false, fmt.Errorf("load judges.md: %w", err)
 	}
 	var dels []policies.Source
 	for _, p := range delegatePaths {
@@ -84,80 +103,195 @@ func loadPolicySet(h home.Home, delegatePaths ...string) (*PolicySet, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return nil, fmt.Errorf("load judges.md: %w", err)
+			return nil, false, fmt.Errorf("load judges.md: %w", err)
 		}
 		dels = append(dels, s)
 	}
 	srcs := append([]policies.Source{tsrc, jsrc}, dels...)
 	version := policies.Version(srcs...)
-	// the approval is checked on every load, never cached
 	unapproved := ""
 	if err := policies.CheckApproval(h); err != nil {
 		unapproved = err.Error()
 	}
 	if version == defaultPolicyVersion && len(dels) == 0 {
 		// the embedded defaults, byte for byte: pre-decoded in
-		// policy_known.go, neither parsed nor read from the cache
+		// policy_known.go, not parsed
 		tools, j := decodedDefaultPolicy()
 		j.Sources = srcs[1:]
 		set := NewPolicySet(tools, srcs[0], j)
 		set.Unapproved = unapproved
-		return set, nil
-	}
-	cache := ""
-	if h.Root != "" {
-		cache = filepath.Join(h.RunDir(), "policy-cache", strings.TrimPrefix(version, "pv1:")+".json")
-		if set := readPolicyCache(cache, version, srcs); set != nil {
-			set.Unapproved = unapproved
-			return set, nil
-		}
+		return set, true, nil
 	}
 	tools, err := policies.ParseTools(tsrc)
 	if err != nil {
-		return nil, fmt.Errorf("load tools.yaml: %w", err)
+		return nil, false, fmt.Errorf("load tools.yaml: %w", err)
 	}
 	j, err := policies.ResolveJudges(jsrc, dels...)
 	if err != nil {
-		return nil, fmt.Errorf("load judges.md: %w", err)
+		return nil, false, fmt.Errorf("load judges.md: %w", err)
 	}
-	set := NewPolicySet(tools, tsrc, j)
-	if cache != "" {
-		writePolicyCache(cache, set)
-	}
+	set = NewPolicySet(tools, tsrc, j)
 	set.Unapproved = unapproved
-	return set, nil
+	return set, false, nil
 }
 
+// policyCache is the JSON form of a parsed tools.yaml and judges.md.
 type policyCache struct {
 	Version string
 	Tools   *policies.Tools
 	Judges  *policies.Judges
 }
 
-func readPolicyCache(path, version string, srcs []policies.Source) *PolicySet {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var c policyCache
-	if err := json.Unmarshal(b, &c); err != nil || c.Version != version || c.Tools == nil || c.Judges == nil || len(c.Judges.Classes) != len(policies.RiskClasses) {
-		return nil
-	}
-	c.Judges.Sources = srcs[1:]
-	return NewPolicySet(c.Tools, srcs[0], c.Judges)
+// The judge's payload in the compiled-policy cache: the sources in set
+// order (tools.yaml, judges.md, the delegates found, and directives.yaml
+// when it replaces the default), each name, origin and bytes (or a mark
+// for the embedded default's bytes); how many sources after tools.yaml
+// are judges files; whether tools and judges are the pre-decoded
+// defaults (Known), else their JSON form (policyCache); and the
+// directives' JSON form when they replace the default. Strings are
+// length-prefixed (uvarint); JSON is decoded only for policies that are
+// not the defaults. Only an approved set is cached.
+
+func appendStr(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-func writePolicyCache(path string, set *PolicySet) {
-	j := *set.Judges
-	j.Sources = nil
-	b, err := json.Marshal(policyCache{Version: set.Version, Tools: set.Tools, Judges: &j})
-	if err != nil {
-		return
+func encodeCompiledSet(set *PolicySet, known bool) ([]byte, error) {
+	b := binary.AppendUvarint(nil, uint64(len(set.Sources)))
+	for _, s := range set.Sources {
+		b = appendStr(appendStr(b, s.Name), s.Origin)
+		if def, err := policies.Default(s.Name); err == nil && bytes.Equal(def, s.Data) {
+			b = append(b, 1)
+		} else {
+			b = appendStr(append(b, 0), string(s.Data))
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return
+	b = binary.AppendUvarint(b, uint64(len(set.Judges.Sources)))
+	policy, directives := "", ""
+	if !known {
+		j := *set.Judges
+		j.Sources = nil
+		pb, err := json.Marshal(policyCache{Version: set.Version, Tools: set.Tools, Judges: &j})
+		if err != nil {
+			return nil, err
+		}
+		policy = string(pb)
 	}
-	_ = home.WriteFileAtomic(path, b, 0o600)
+	if set.Directives != nil {
+		db, err := json.Marshal(set.Directives)
+		if err != nil {
+			return nil, err
+		}
+		directives = string(db)
+	}
+	b = appendStr(appendStr(b, policy), directives)
+	return b, nil
+}
+
+// payloadReader reads the payload; any malformation sets bad.
+type payloadReader struct {
+	s   string
+	bad bool
+}
+
+func (r *payloadReader) uint() uint64 {
+	if r.bad {
+		return 0
+	}
+	var u uint64
+	for i := 0; i < len(r.s) && i < binary.MaxVarintLen64; i++ {
+		c := r.s[i]
+		u |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			r.s = r.s[i+1:]
+			return u
+		}
+	}
+	r.bad = true
+	return 0
+}
+
+func (r *payloadReader) str() string {
+	n := r.uint()
+	if r.bad || n > uint64(len(r.s)) {
+		r.bad = true
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+func (r *payloadReader) byte() byte {
+	if r.bad || r.s == "" {
+		r.bad = true
+		return 0
+	}
+	c := r.s[0]
+	r.s = r.s[1:]
+	return c
+}
+
+// decodeCompiledSet rebuilds the set from the payload, or nil.
+func decodeCompiledSet(payload string) *PolicySet {
+	r := payloadReader{s: payload}
+	n := r.uint()
+	if n > uint64(len(payload)) {
+		return nil
+	}
+	srcs := make([]policies.Source, 0, n)
+	for i := uint64(0); i < n && !r.bad; i++ {
+		s := policies.Source{Name: r.str(), Origin: r.str()}
+		switch r.byte() {
+		case 1:
+			def, err := policies.Default(s.Name)
+			if err != nil {
+				return nil
+			}
+			s.Data = def
+		case 0:
+			s.Data = []byte(r.str())
+		default:
+			return nil
+		}
+		srcs = append(srcs, s)
+	}
+	judges := r.uint()
+	policy, directives := r.str(), r.str()
+	if r.bad || r.s != "" || judges < 1 {
+		return nil
+	}
+	extra := uint64(0)
+	if directives != "" {
+		extra = 1
+	}
+	if uint64(len(srcs)) != 1+judges+extra {
+		return nil
+	}
+	var tools *policies.Tools
+	var j *policies.Judges
+	if policy == "" {
+		tools, j = decodedDefaultPolicy()
+	} else {
+		var c policyCache
+		if json.Unmarshal([]byte(policy), &c) != nil || c.Tools == nil || c.Judges == nil || len(c.Judges.Classes) != len(policies.RiskClasses) {
+			return nil
+		}
+		tools, j = c.Tools, c.Judges
+	}
+	j.Sources = srcs[1 : 1+judges]
+	set := NewPolicySet(tools, srcs[0], j)
+	if directives != "" {
+		var d policies.Directives
+		if json.Unmarshal([]byte(directives), &d) != nil {
+			return nil
+		}
+		d.Source = srcs[len(srcs)-1]
+		set.Directives = &d
+		set.Sources = append(set.Sources, d.Source)
+		set.Version = policies.Version(set.Sources...)
+	}
+	return set
 }
 
 // DelegatePaths lists the delegate judges.md files for a call: the

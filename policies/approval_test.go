@@ -12,7 +12,7 @@ import (
 	"github.com/docket/docket/internal/home"
 )
 
-func approvalHome(t *testing.T) home.Home {
+func approvalHome(t testing.TB) home.Home {
 	t.Helper()
 	h, _ := home.At(filepath.Join(t.TempDir(), "state"))
 	for _, d := range []string{h.KeysDir(), h.PoliciesDir(), h.ValidatorsDir()} {
@@ -38,14 +38,14 @@ func approvalHome(t *testing.T) home.Home {
 	return h
 }
 
-func write(t *testing.T, p, s string) {
+func write(t testing.TB, p, s string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func mustApprove(t *testing.T, h home.Home) {
+func mustApprove(t testing.TB, h home.Home) {
 	t.Helper()
 	if _, err := Approve(h, "alice", time.Unix(0, 0)); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -54,16 +53,87 @@ func approvalCachePath(h home.Home) string {
 	return filepath.Join(h.Root, "run", approvalCacheFile)
 }
 
-// defaultsDigest identifies the embedded defaults.
-var defaultsDigest = sync.OnceValue(func() string {
-	s := sha256.New()
-	for _, n := range Names() {
-		b, _ := Default(n)
-		fmt.Fprintf(s, "%s %d\n", n, len(b))
-		s.Write(b)
+// defaultsDigest identifies the embedded defaults: knownDefaultsDigest
+// (defaults_digest.go), which a test keeps equal to
+// computeDefaultsDigest, so no hook hashes the defaults at start-up.
+var defaultsDigest = func() string { return knownDefaultsDigest }
+
+// fingerprint collects "name stat" lines: size, mtime, ctime, device,
+// inode and mode of each path, "-" for an absent one.
+type fingerprint struct {
+	b      []byte
+	latest time.Time // the latest mtime or ctime in it
+	absent bool      // some path that may be absent is
+}
+
+// add appends the line of p; false when p is a symlink or cannot be
+// fingerprinted (or is absent and must not be).
+func (f *fingerprint) add(name, p string, mayBeAbsent bool) bool {
+	// syscall.Lstat, not os.Lstat: no FileInfo to build for each of the
+	// twenty-odd files a hook fingerprints
+	var st syscall.Stat_t
+	err := syscall.Lstat(p, &st)
+	if errors.Is(err, fs.ErrNotExist) && mayBeAbsent {
+		f.b = append(append(f.b, name...), " -\n"...)
+		f.absent = true
+		return true
 	}
-	return hex.EncodeToString(s.Sum(nil))
-})
+	if err != nil || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		return false
+	}
+	mtime, ctime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)), time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec))
+	for _, t := range []time.Time{mtime, ctime} {
+		if t.After(f.latest) {
+			f.latest = t
+		}
+	}
+	b := append(append(f.b, name...), ' ')
+	b = strconv.AppendInt(b, int64(st.Size), 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, mtime.UnixNano(), 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(st.Ctim.Sec), 10)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, int64(st.Ctim.Nsec), 10)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(st.Dev), 10)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(st.Ino), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(fileMode(st.Mode)), 8)
+	f.b = append(b, '\n')
+	return true
+}
+
+// fileMode is the fs.FileMode os.Lstat reports for a st_mode, so the
+// fingerprint lines keep their format.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		mode |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		mode |= fs.ModeDir
+	case syscall.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		mode |= fs.ModeSocket
+	}
+	if m&syscall.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&syscall.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&syscall.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
 
 // approvalFingerprint lists what the check depends on, one "name stat"
 // line each; names are the policy files to include (from the cached
@@ -71,60 +141,30 @@ var defaultsDigest = sync.OnceValue(func() string {
 // ctime in it, and ok false when something is a symlink or cannot be
 // fingerprinted.
 func approvalFingerprint(h home.Home, files []string) (fp string, latest time.Time, ok bool) {
-	var b []byte
-	absent := false
-	add := func(name, p string, mayBeAbsent bool) bool {
-		st, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) && mayBeAbsent {
-			b = append(append(b, name...), " -\n"...)
-			absent = true
-			return true
-		}
-		if err != nil || st.Mode()&fs.ModeSymlink != 0 {
+	var f fingerprint
+	if !approvalFingerprintTo(&f, h, files) {
+		return "", f.latest, false
+	}
+	return string(f.b), f.latest, true
+}
+
+func approvalFingerprintTo(f *fingerprint, h home.Home, files []string) bool {
+	if !f.add(".", h.Root, false) || !f.add("policies/", h.PoliciesDir(), true) || !f.add("validators/", h.ValidatorsDir(), true) ||
+		!f.add(ApprovalFile, ApprovalPath(h), true) {
+		return false
+	}
+	for _, name := range files {
+		if !f.add(name, filepath.Join(h.Root, filepath.FromSlash(name)), true) {
 			return false
 		}
-		sys, isStat := st.Sys().(*syscall.Stat_t)
-		if !isStat {
-			return false
-		}
-		for _, t := range []time.Time{st.ModTime(), time.Unix(sys.Ctim.Sec, sys.Ctim.Nsec)} {
-			if t.After(latest) {
-				latest = t
-			}
-		}
-		b = append(append(b, name...), ' ')
-		b = strconv.AppendInt(b, st.Size(), 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, st.ModTime().UnixNano(), 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, sys.Ctim.Sec, 10)
-		b = append(b, '.')
-		b = strconv.AppendInt(b, sys.Ctim.Nsec, 10)
-		b = append(b, ':')
-		b = strconv.AppendUint(b, sys.Dev, 10)
-		b = append(b, ':')
-		b = strconv.AppendUint(b, sys.Ino, 10)
-		b = append(b, ' ')
-		b = strconv.AppendUint(b, uint64(st.Mode()), 8)
-		b = append(b, '\n')
-		return true
 	}
-	if !add(".", h.Root, false) || !add("policies/", h.PoliciesDir(), true) || !add("validators/", h.ValidatorsDir(), true) ||
-		!add(ApprovalFile, ApprovalPath(h), true) {
-		return "", latest, false
-	}
-	for _, f := range files {
-		if !add(f, filepath.Join(h.Root, filepath.FromSlash(f)), true) {
-			return "", latest, false
-		}
-	}
-	if absent {
+	if f.absent {
 		// without a record, or with a policy file removed, the embedded
 		// defaults decide: this binary's must be the ones cached
-		b = append(append(b, "defaults "...), defaultsDigest()...)
-		b = append(b, '\n')
+		f.b = append(append(f.b, "defaults "...), defaultsDigest()...)
+		f.b = append(f.b, '\n')
 	}
-	return string(b), latest, true
+	return true
 }
 
 // policyFileNames lists the names policyFiles looks at.

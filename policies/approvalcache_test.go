@@ -33,7 +33,7 @@ func cachedHome(t *testing.T) home.Home {
 	return h
 }
 
-func moveClock(t *testing.T, d time.Duration) {
+func moveClock(t testing.TB, d time.Duration) {
 	old := approvalCacheNow
 	approvalCacheNow = func() time.Time { return time.Now().Add(d) }
 	t.Cleanup(func() { approvalCacheNow = old })
@@ -199,5 +199,26 @@ func TestApprovalCacheOtherDefaults(t *testing.T) {
 	defaultsDigest = func() string { return "another docket" }
 	if approvalCached(h) {
 		t.Fatal("cache of other defaults trusted")
+	}
+}
+
+// The fingerprint's mode is the one os.Lstat reports.
+func TestFingerprintMode(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	write(t, p, "x")
+	os.Chmod(p, 0o4751)
+	for _, q := range []string{dir, p} {
+		st, err := os.Lstat(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f fingerprint
+		if !f.add("n", q, false) {
+			t.Fatal("not fingerprinted")
+		}
+		if want := " " + strconv.FormatUint(uint64(st.Mode()), 8) + "\n"; !strings.HasSuffix(string(f.b), want) {
+			t.Errorf("%s: %q, want mode %q", q, f.b, want)
+		}
 	}
 }

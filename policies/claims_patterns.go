@@ -113,6 +113,9 @@ type CueSet struct {
 
 	once sync.Once
 	lits [][]string // folded literals per cue, nil: no prefilter
+	// litsKnown: lits were derived ahead (the compiled-policy cache,
+	// the compiled default lexicon)
+	litsKnown bool
 
 	mu sync.Mutex
 	re map[string]*regexp.Regexp // by the chosen cues' indexes
@@ -142,7 +145,7 @@ func (c *CueSet) regexpFor(s string) *regexp.Regexp {
 	if c == nil || len(c.alts) == 0 {
 		return nil
 	}
-	c.once.Do(c.deriveLiterals)
+	c.derived()
 	folded := foldString(s)
 	var key []byte
 	var alts []string
@@ -170,6 +173,13 @@ func (c *CueSet) regexpFor(s string) *regexp.Regexp {
 	}
 	c.re[string(key)] = re
 	return re
+}
+
+// derived makes sure the cues' literals are derived.
+func (c *CueSet) derived() {
+	if !c.litsKnown {
+		c.once.Do(c.deriveLiterals)
+	}
 }
 
 // deriveLiterals sets each cue's folded literals: a cue without regexp

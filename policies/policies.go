@@ -143,3 +143,15 @@ func check(s Source) (Source, error) {
 	}
 	return s, nil
 }
+
+// computeDefaultsDigest is the SHA-256 over the embedded defaults, each
+// name, length and bytes in name order (see knownDefaultsDigest).
+func computeDefaultsDigest() string {
+	s := sha256.New()
+	for _, n := range Names() {
+		b, _ := Default(n)
+		fmt.Fprintf(s, "%s %d\n", n, len(b))
+		s.Write(b)
+	}
+	return hex.EncodeToString(s.Sum(nil))
+}
