@@ -1,0 +1,351 @@
+package ledger
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// groupLedger is a ledger whose appends are group-committed, and a
+// plain ledger on the same state root: another process (docket verify,
+// a same-user hook), with lock file descriptions of its own.
+func groupLedger(t *testing.T) (*Ledger, *Ledger, *GroupCommit) {
+	t.Helper()
+	l := newTestLedger(t)
+	l.now = time.Now // the test clock is not for concurrent appends
+	g := NewGroupCommit(t.Logf)
+	t.Cleanup(func() { g.Close() })
+	l.SetGroupCommit(g)
+	other, err := Open(l.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, other, g
+}
+
+func headOf(t *testing.T, l *Ledger, session string) *Checkpoint {
+	t.Helper()
+	c, _, err := readHead(filesFor(l.home, session).head, l.keys.headVerifiers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func verifyOK(t *testing.T, l *Ledger, session string, want int64) {
+	t.Helper()
+	opts := verifyOpts(l)
+	rep, err := Verify(l.home, session, opts)
+	if err != nil || !rep.OK || rep.Entries != want {
+		t.Fatalf("verify %s: %v, %+v, %d entries, want %d", session, err, rep.Failure, rep.Entries, want)
+	}
+}
+
+// blockHeads makes the committer stop after its syncs, before it writes
+// the heads, until the returned function is called.
+func blockHeads(t *testing.T, g *GroupCommit) (reached <-chan struct{}, release func()) {
+	r := make(chan struct{}, 100)
+	rel := make(chan struct{})
+	g.mu.Lock()
+	g.testingOnlyBeforeHead = func() {
+		r <- struct{}{}
+		<-rel
+	}
+	g.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(rel) }) }
+	t.Cleanup(release) // before the committer is closed
+	return r, release
+}
+
+// Appends return before their head is written; Flush commits them; the
+// ledgers verify and the heads cover every entry.
+func TestGroupCommitAppendsVerify(t *testing.T) {
+	l, _, g := groupLedger(t)
+	var wg sync.WaitGroup
+	for _, s := range []string{"a", "b", "c"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			appendN(t, l, s, 20)
+		}()
+	}
+	wg.Wait()
+	g.Flush()
+	for _, s := range []string{"a", "b", "c"} {
+		verifyOK(t, l, s, 20)
+		if c := headOf(t, l, s); c.Size != 20 {
+			t.Fatalf("%s: head covers %d entries, want 20", s, c.Size)
+		}
+		es, err := l.ReadVerified(s)
+		if err != nil || len(es) != 20 {
+			t.Fatalf("%s: read %d entries, %v", s, len(es), err)
+		}
+	}
+}
+
+// The head is written only after the entry is synced, and a reader
+// outside the process meanwhile waits for it instead of seeing an entry
+// past the head: it then reads a ledger whose head covers everything.
+func TestGroupCommitReaderWaitsForHead(t *testing.T) {
+	l, other, g := groupLedger(t)
+	appendN(t, l, "s1", 2)
+	g.Flush()
+	reached, release := blockHeads(t, g)
+	defer release()
+	appendN(t, l, "s1", 1) // answered; the committer is held before the head
+	<-reached
+	if c := headOf(t, l, "s1"); c.Size != 2 {
+		t.Fatalf("head covers %d entries before the commit, want 2", c.Size)
+	}
+	type result struct {
+		es  []*Entry
+		err error
+	}
+	read := make(chan result, 1)
+	go func() {
+		es, err := other.ReadVerified("s1")
+		read <- result{es, err}
+	}()
+	verified := make(chan *Report, 1)
+	go func() {
+		rep, _ := Verify(other.home, "s1", verifyOpts(other))
+		verified <- rep
+	}()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case r := <-read:
+		t.Fatalf("a reader did not wait for the commit: %d entries, %v", len(r.es), r.err)
+	case rep := <-verified:
+		t.Fatalf("verify did not wait for the commit: %+v", rep)
+	default:
+	}
+	release()
+	r := <-read
+	if r.err != nil || len(r.es) != 3 {
+		t.Fatalf("read after the commit: %d entries, %v", len(r.es), r.err)
+	}
+	if rep := <-verified; !rep.OK || rep.Entries != 3 {
+		t.Fatalf("verify after the commit: %+v", rep.Failure)
+	}
+}
+
+// Appends of the process go on while the committer syncs: they neither
+// wait for it nor lose their entries, and the next round commits them.
+func TestGroupCommitAppendsDuringSync(t *testing.T) {
+	l, _, g := groupLedger(t)
+	appendN(t, l, "s1", 1)
+	reached, release := blockHeads(t, g)
+	appendN(t, l, "s1", 1)
+	<-reached
+	done := make(chan struct{})
+	go func() {
+		appendN(t, l, "s1", 5)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an append waited for the committer")
+	}
+	release()
+	g.Flush()
+	verifyOK(t, l, "s1", 7)
+	if c := headOf(t, l, "s1"); c.Size != 7 {
+		t.Fatalf("head covers %d entries, want 7", c.Size)
+	}
+}
+
+// Another process appending to the same session (a same-user hook that
+// runs without the daemon) interleaves safely with group-committed
+// appends: nothing is lost, duplicated or sealed.
+func TestGroupCommitConcurrentOutsideAppends(t *testing.T) {
+	l, other, g := groupLedger(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for w, lw := range []*Ledger{l, l, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 15; i++ {
+				if _, err := lw.Append("s1", Record{Kind: KindToolCall, Tool: "Bash",
+					Body:      map[string]any{"writer": w, "i": i},
+					Artifacts: []Artifact{{Name: "stdout", Data: strings.NewReader(fmt.Sprint(w, i))}}}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	g.Flush()
+	verifyOK(t, other, "s1", 45)
+	es, err := other.ReadVerified("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range es {
+		if e.Kind != KindToolCall || seen[string(e.Body)] {
+			t.Fatalf("entry %d: %s %s", e.Seq, e.Kind, e.Body)
+		}
+		seen[string(e.Body)] = true
+	}
+}
+
+// A kill -9 between the answer and the commit loses nothing answered:
+// the entries are in the page cache, and the next append of any process
+// adopts them (not seals them) and writes the head.
+func TestGroupCommitCrashBeforeHead(t *testing.T) {
+	l, other, g := groupLedger(t)
+	appendN(t, l, "s1", 3)
+	g.Flush()
+	reached, release := blockHeads(t, g)
+	defer release()
+	appendN(t, l, "s1", 4)
+	<-reached
+	g.testingOnlyCrash()
+	release()
+	if c := headOf(t, l, "s1"); c.Size != 3 {
+		t.Fatalf("head covers %d entries after the crash, want 3", c.Size)
+	}
+	// until an append, verify says the head is behind: the crash window
+	rep, _ := Verify(other.home, "s1", verifyOpts(other))
+	if rep.OK || !strings.Contains(rep.Failure.Reason, "head behind") {
+		t.Fatalf("verify after the crash = %+v", rep)
+	}
+	appendN(t, other, "s1", 1)
+	es, err := other.ReadVerified("s1")
+	if err != nil || len(es) != 8 {
+		t.Fatalf("after recovery: %d entries, %v", len(es), err)
+	}
+	for _, e := range es {
+		if e.Kind != KindToolCall {
+			t.Fatalf("entry %d is %s: an answered entry must be adopted", e.Seq, e.Kind)
+		}
+	}
+	verifyOK(t, other, "s1", 8)
+}
+
+// A power loss loses at most the round not yet synced. With none of it
+// on disk the ledger verifies and ends at its head; with a line on disk
+// but not its bundle, the next append seals the line.
+func TestGroupCommitPowerLoss(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lose func(t *testing.T, sf sessionFiles, c *Checkpoint)
+		want int64 // entries verify sees before the next append
+	}{
+		{"nothing of the round on disk", func(t *testing.T, sf sessionFiles, c *Checkpoint) {
+			truncate(t, sf.ledger, c.End)
+			truncate(t, filepath.Join(sf.artifacts, PackName), c.Pack)
+		}, 3},
+		{"the lines but not the bundles", func(t *testing.T, sf sessionFiles, c *Checkpoint) {
+			truncate(t, filepath.Join(sf.artifacts, PackName), c.Pack)
+		}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, other, g := groupLedger(t)
+			appendN(t, l, "s1", 3)
+			g.Flush()
+			reached, release := blockHeads(t, g)
+			defer release()
+			appendN(t, l, "s1", 2)
+			<-reached
+			g.testingOnlyCrash()
+			release()
+			sf := filesFor(l.home, "s1")
+			tc.lose(t, sf, headOf(t, l, "s1"))
+			if tc.want >= 0 {
+				verifyOK(t, other, "s1", tc.want)
+			}
+			appendN(t, other, "s1", 1)
+			opts := verifyOpts(other)
+			opts.AcceptSealed = true
+			rep, err := Verify(other.home, "s1", opts)
+			if err != nil || !rep.OK {
+				t.Fatalf("verify after the next append: %v %+v", err, rep.Failure)
+			}
+			if tc.want < 0 && (len(rep.Sealed) != 1 || rep.Sealed[0].Seq != 3) {
+				t.Fatalf("lines without their bundles: sealed %+v (seq %d)", rep.Sealed, rep.Sealed[0].Seq)
+			}
+		})
+	}
+}
+
+func truncate(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Close syncs and commits everything and lets other processes in at
+// once; appends after it are synchronous.
+func TestGroupCommitClose(t *testing.T) {
+	l, other, g := groupLedger(t)
+	appendN(t, l, "s1", 1)
+	reached, release := blockHeads(t, g)
+	appendN(t, l, "s1", 1)
+	<-reached
+	release()
+	appendN(t, l, "s1", 2)
+	g.Close()
+	if c := headOf(t, l, "s1"); c.Size != 4 {
+		t.Fatalf("head covers %d entries after Close, want 4", c.Size)
+	}
+	unlock, err := lockFile(filesFor(l.home, "s1").lock, 10*time.Millisecond)
+	if err != nil {
+		t.Fatalf("the session lock is still held after Close: %v", err)
+	}
+	unlock()
+	appendN(t, l, "s1", 1)
+	if c := headOf(t, l, "s1"); c.Size != 5 {
+		t.Fatalf("an append after Close left the head at %d, want 5", c.Size)
+	}
+	verifyOK(t, other, "s1", 5)
+}
+
+// An edit of the files while a round is pending (outside any lock, so
+// only a same-user attacker) is not resumed over: the append recovers
+// as usual, sealing what it cannot account for.
+func TestGroupCommitEditWhilePending(t *testing.T) {
+	l, other, g := groupLedger(t)
+	appendN(t, l, "s1", 1)
+	reached, release := blockHeads(t, g)
+	appendN(t, l, "s1", 2)
+	<-reached
+	appendTo(t, l.home.LedgerPath("s1"), `{"v":1,"garbage`)
+	appendN(t, l, "s1", 1)
+	release()
+	g.Flush()
+	opts := verifyOpts(other)
+	opts.AcceptSealed = true
+	rep, err := Verify(other.home, "s1", opts)
+	if err != nil || !rep.OK || rep.Entries != 5 || len(rep.Sealed) != 1 || rep.Sealed[0].Seq != 3 {
+		t.Fatalf("verify: %v ok=%v entries=%d sealed=%+v %+v", err, rep.OK, rep.Entries, rep.Sealed, rep.Failure)
+	}
+}
+
+// The first entry of a ledger is committed before its append returns: a
+// ledger with entries and no head is one whose head was deleted, so a
+// crash must never leave one.
+func TestGroupCommitFirstEntryIsCommitted(t *testing.T) {
+	l, other, g := groupLedger(t)
+	_, release := blockHeads(t, g)
+	defer release()
+	appendN(t, l, "new", 1)
+	if c := headOf(t, l, "new"); c.Size != 1 {
+		t.Fatalf("head covers %d entries after the first append, want 1", c.Size)
+	}
+	g.testingOnlyCrash()
+	appendN(t, other, "new", 1)
+	verifyOK(t, other, "new", 2)
+}
