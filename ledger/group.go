@@ -69,6 +69,10 @@ type GroupCommit struct {
 // groupSession is one session's state in a group-commit process.
 type groupSession struct {
 	sf sessionFiles
+	// refs counts the appends holding or waiting for mu (guarded by
+	// GroupCommit.mu): a session is dropped from the map only at zero,
+	// so every append of a round finds the same state.
+	refs int
 	// mu is the in-process session lock: a 1-slot semaphore, so that a
 	// waiter can give up after LockTimeout.
 	mu chan struct{}
@@ -158,7 +162,8 @@ func (g *GroupCommit) kick() {
 	}
 }
 
-// session returns the state of the session whose files are sf.
+// session returns the state of the session whose files are sf, counted
+// as in use until release.
 func (g *GroupCommit) session(sf sessionFiles) *groupSession {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -167,7 +172,21 @@ func (g *GroupCommit) session(sf sessionFiles) *groupSession {
 		s = &groupSession{sf: sf, mu: make(chan struct{}, 1)}
 		g.sessions[sf.ledger] = s
 	}
+	s.refs++
 	return s
+}
+
+func (g *GroupCommit) release(s *groupSession) {
+	g.mu.Lock()
+	s.refs--
+	g.mu.Unlock()
+}
+
+// held returns the state of a session an append holds (lockSession).
+func (g *GroupCommit) held(sf sessionFiles) *groupSession {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sessions[sf.ledger]
 }
 
 func (s *groupSession) lock(timeout time.Duration) bool {
@@ -209,12 +228,14 @@ func (l *Ledger) lockSession(sf sessionFiles) (func(), error) {
 	}
 	s := g.session(sf)
 	if !s.lock(LockTimeout) {
+		g.release(s)
 		return nil, errLockTimeout
 	}
 	if s.unlock == nil {
 		u, err := lockFile(sf.lock, LockTimeout)
 		if err != nil {
 			s.unlockMu()
+			g.release(s)
 			return nil, err
 		}
 		s.unlock = u
@@ -225,6 +246,7 @@ func (l *Ledger) lockSession(sf sessionFiles) (func(), error) {
 			s.releaseFlock()
 		}
 		s.unlockMu()
+		g.release(s)
 	}, nil
 }
 
@@ -238,7 +260,7 @@ func (w *writer) resume() bool {
 	if g == nil {
 		return false
 	}
-	s := g.session(w.sf)
+	s := g.held(w.sf)
 	r := s.resume
 	s.resume = nil // handed to this writer; set again by deferHead
 	if r == nil || s.pending == nil || w.size != r.end {
@@ -295,7 +317,7 @@ func (w *writer) head() error {
 	if err != nil {
 		return err
 	}
-	s := w.l.group.session(w.sf)
+	s := w.l.group.held(w.sf)
 	s.pending = &pendingHead{n: w.n, msg: msg, keys: w.l.keys}
 	s.resume = &resumeState{n: w.n, end: w.end, packEnd: w.packEnd, last: w.last, st: w.st, sum: w.sum}
 	w.l.group.kick()
@@ -429,7 +451,7 @@ func (g *GroupCommit) commitRound() {
 // holds s.mu.
 func (g *GroupCommit) forget(s *groupSession) {
 	g.mu.Lock()
-	if g.sessions[s.sf.ledger] == s {
+	if g.sessions[s.sf.ledger] == s && s.refs == 0 {
 		delete(g.sessions, s.sf.ledger)
 	}
 	g.mu.Unlock()

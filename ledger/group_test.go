@@ -349,3 +349,63 @@ func TestGroupCommitFirstEntryIsCommitted(t *testing.T) {
 	appendN(t, other, "new", 1)
 	verifyOK(t, other, "new", 2)
 }
+
+// Under load (rounds committing while appends come and go, sessions
+// dropped from the committer's map and taken up again), a reader outside
+// the process never sees an entry past the head.
+func TestGroupCommitReaderNeverSeesUncommitted(t *testing.T) {
+	l, other, g := groupLedger(t)
+	appendN(t, l, "s1", 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				g.Flush()
+			}
+		}
+	}()
+	readErr := make(chan error, 1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := other.ReadVerified("s1"); err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	var writers sync.WaitGroup
+	for w := 0; w < 3; w++ {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := 0; i < 50; i++ {
+				appendN(t, l, "s1", 1)
+				if i%3 == w {
+					time.Sleep(time.Duration(i%7) * 100 * time.Microsecond)
+				}
+			}
+		}()
+	}
+	writers.Wait()
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-readErr:
+		t.Fatalf("a reader saw the ledger between an append and its commit: %v", err)
+	default:
+	}
+	g.Flush()
+	verifyOK(t, other, "s1", 151)
+}
