@@ -566,7 +566,6 @@ func (w *writer) writeHead() error {
 
 // rebuildTree recomputes the stored hashes of the first c.Size entries.
 func (w *writer) rebuildTree(c *Checkpoint) error {
-	println("REBUILD", c.Size)
 	var m memTree
 	err := scanLines(io.NewSectionReader(w.f, 0, c.End), func(line []byte, _ bool) error {
 		if m.n < c.Size {
