@@ -80,9 +80,11 @@ type groupSession struct {
 	// Guarded by mu.
 	unlock  func()       // releases the held flock; nil when not held
 	pending *pendingHead // the newest head written entries need; nil when committed
-	// resume is the writer's state after the last append of this round:
-	// valid while the flock has been held since (see resume).
+	// resume is the writer's state after the last append: valid while
+	// the flock has been held since, or, after a commit released it,
+	// while the files' identity is still ident (see lockSession).
 	resume *resumeState
+	ident  string
 }
 
 type pendingHead struct {
@@ -214,7 +216,20 @@ func (s *groupSession) releaseFlock() {
 		s.unlock()
 		s.unlock = nil
 	}
-	s.resume = nil
+	s.resume, s.ident = nil, ""
+}
+
+// releaseCommitted lets other processes in after a commit, keeping the
+// writer's state for the next append if the files are then still as the
+// commit left them.
+func (s *groupSession) releaseCommitted() {
+	r := s.resume
+	s.releaseFlock()
+	if r != nil {
+		if id := filesIdentity(s.sf); id != "" {
+			s.resume, s.ident = r, id
+		}
+	}
 }
 
 // lockSession takes the session's exclusive lock for an append: the
@@ -239,7 +254,11 @@ func (l *Ledger) lockSession(sf sessionFiles) (func(), error) {
 			return nil, err
 		}
 		s.unlock = u
-		s.resume = nil
+		// nobody wrote since the commit that released it?
+		if s.resume != nil && (s.ident == "" || filesIdentity(sf) != s.ident) {
+			s.resume = nil
+		}
+		s.ident = ""
 	}
 	return func() {
 		if s.pending == nil {
@@ -250,11 +269,11 @@ func (l *Ledger) lockSession(sf sessionFiles) (func(), error) {
 	}, nil
 }
 
-// resume restores the writer's state from the previous append of a
-// round still pending: the flock has been held since, so the files are
-// as that append left them (checked by their sizes, which an edit
-// outside any lock would most likely change too; anything else runs
-// the full recovery). It reports whether it did.
+// resume restores the writer's state from the previous append: the
+// flock has been held since, or the files' identity is what the commit
+// that released it left (lockSession), so the files are as that append
+// left them (checked again by their sizes; anything else runs the full
+// recovery). It reports whether it did.
 func (w *writer) resume() bool {
 	g := w.l.group
 	if g == nil {
@@ -263,7 +282,7 @@ func (w *writer) resume() bool {
 	s := g.held(w.sf)
 	r := s.resume
 	s.resume = nil // handed to this writer; set again by deferHead
-	if r == nil || s.pending == nil || w.size != r.end {
+	if r == nil || w.size != r.end {
 		return false
 	}
 	if r.packEnd >= 0 {
@@ -381,7 +400,7 @@ func (g *GroupCommit) commitRound() {
 		s.lock(time.Hour)
 		if s.pending != nil {
 			jobs = append(jobs, job{s, s.pending})
-		} else if s.unlock == nil {
+		} else if s.unlock == nil && (s.resume == nil || len(round) > maxIdleSessions) {
 			g.forget(s)
 		}
 		s.unlockMu()
@@ -430,7 +449,7 @@ func (g *GroupCommit) commitRound() {
 			g.mu.Unlock()
 			if s.pending == j.p {
 				s.pending = nil
-				s.releaseFlock()
+				s.releaseCommitted()
 			}
 		}
 		s.unlockMu()
@@ -446,6 +465,11 @@ func (g *GroupCommit) commitRound() {
 		}
 	}
 }
+
+// maxIdleSessions bounds the sessions whose state is kept between
+// appends; past it, idle ones are dropped (their next append recovers
+// from the files).
+const maxIdleSessions = 1024
 
 // forget drops a session with nothing pending from the map. The caller
 // holds s.mu.
