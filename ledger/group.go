@@ -281,7 +281,7 @@ func (w *writer) resume() bool {
 	}
 	s := g.held(w.sf)
 	r := s.resume
-	s.resume = nil // handed to this writer; set again by deferHead
+	s.resume = nil // handed to this writer; set again by head
 	if r == nil || w.size != r.end {
 		return false
 	}
