@@ -14,6 +14,13 @@
 #
 #   bench/sealed.sh                   # N=200 runs each, ENTRIES=10000
 #   N=50 ENTRIES=100000 bench/sealed.sh
+#   BASELINE_BIN_DIR=/tmp/old bench/sealed.sh   # also time the build in /tmp/old
+#
+# BASELINE_BIN_DIR names a directory with docket, docket-ledger,
+# docket-gate, docket-judge and docket-hook built from another commit: a
+# second daemon from it serves a copy of the state root on a socket of its
+# own, and each thin-client row is followed by the same row of the
+# baseline, in the same interleaved run.
 #
 # The daemon runs as the invoking user here: the timing is the socket
 # round trip, not the user switch (internal/sealedtest covers that).
@@ -39,11 +46,20 @@ printf 'module example.com/bench\n\ngo 1.22\n' >"$proj/go.mod"
 "$bin/genledger" -n "$ENTRIES" -session bench-gate -cwd "$proj"
 "$bin/genledger" -n "$ENTRIES" -session bench-gate-local -cwd "$proj"
 
+base=${BASELINE_BIN_DIR:-}
+[ -n "$base" ] && cp -a "$DOCKET_HOME" "$work/home-base"
+
 sock=$work/docket.sock
 "$bin/docket" serve --addr "" --socket "$sock" 2>"$work/serve.log" &
 daemon=$!
-trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+bdaemon=
+trap 'kill $daemon $bdaemon 2>/dev/null; wait $daemon $bdaemon 2>/dev/null; rm -rf "$work"' EXIT
+bsock=$work/base.sock
+if [ -n "$base" ]; then
+	DOCKET_HOME=$work/home-base "$base/docket" serve --addr "" --socket "$bsock" 2>"$work/serve-base.log" &
+	bdaemon=$!
+fi
+for _ in $(seq 100); do [ -S "$sock" ] && { [ -z "$base" ] || [ -S "$bsock" ]; } && break; sleep 0.05; done
 
 cp "$root/testdata/realdata/payloads/PostToolUse__serverless-plugins__002.json" "$work/ledger.json"
 printf '{"session_id":"bench-gate","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"All done — tests pass."}' "$proj" >"$work/stop-claim.json"
@@ -52,25 +68,33 @@ printf '{"session_id":"bench-judge","transcript_path":"/dev/null","cwd":"%s","ho
 
 # warm: the first stop verifies the whole ledger and writes its state
 "$bin/docket-gate" --socket "$sock" <"$work/stop-claim.json" >/dev/null
+[ -z "$base" ] || "$base/docket-gate" --socket "$bsock" <"$work/stop-claim.json" >/dev/null
 "$bin/docket-gate" <"$work/stop-claim-local.json" >/dev/null
 for h in judge:judge ledger:ledger gate:stop-claim; do
 	printf '%-7s -> %s\n' "${h%%:*}" "$("$bin/docket-${h%%:*}" --socket "$sock" <"$work/${h#*:}.json" | head -c 100)"
 done
 
+# thin-client rows: payload, binary and hook; each followed by the
+# baseline's when there is one
+rows=(-- "<$work/ledger.json" "$bin/noop")
+names="noop"
+for r in "ledger.json docket-ledger" "stop-claim.json docket-gate" "judge.json docket-judge" \
+	"ledger.json docket-hook ledger" "stop-claim.json docket-hook gate" "judge.json docket-hook judge" \
+	"stop-claim.json docket-hook judge"; do
+	set -- $r
+	rows+=(-- "<$work/$1" "$bin/$2" ${3:+"$3"} --socket "$sock")
+	names="$names, $2${3:+ $3} ($1)"
+	if [ -n "$base" ]; then
+		rows+=(-- "<$work/$1" "$base/$2" ${3:+"$3"} --socket "$bsock")
+		names="$names, $2${3:+ $3} ($1, baseline)"
+	fi
+done
 echo "runs=$N entries=$ENTRIES (interleaved, wall time per process)"
-"$bin/spawn" -n "$N" \
-	-- "<$work/ledger.json" "$bin/noop" \
-	-- "<$work/ledger.json" "$bin/docket-ledger" --socket "$sock" \
-	-- "<$work/stop-claim.json" "$bin/docket-gate" --socket "$sock" \
-	-- "<$work/judge.json" "$bin/docket-judge" --socket "$sock" \
-	-- "<$work/ledger.json" "$bin/docket-hook" ledger --socket "$sock" \
-	-- "<$work/stop-claim.json" "$bin/docket-hook" gate --socket "$sock" \
-	-- "<$work/judge.json" "$bin/docket-hook" judge --socket "$sock" \
-	-- "<$work/stop-claim.json" "$bin/docket-hook" judge --socket "$sock" \
+"$bin/spawn" -n "$N" "${rows[@]}" \
 	-- "<$work/ledger.json" "$bin/docket-ledger" \
 	-- "<$work/stop-claim-local.json" "$bin/docket-gate" \
 	-- "<$work/judge.json" "$bin/docket-judge"
-echo "(rows: noop; the hook binaries as thin clients: docket-ledger, docket-gate with a claim, docket-judge;"
-echo " docket-hook ledger, gate, judge; docket-hook judge on a Stop payload (the round trip alone: the"
-echo " daemon only decodes it); the hook binaries in-process: ledger, gate, judge)"
+echo "(rows: $names;"
+echo " then the hook binaries in-process: ledger, gate, judge. docket-hook judge on stop-claim.json is the"
+echo " round trip alone: the daemon only decodes it)"
 "$bin/docket" verify --session bench-gate --accept-sealed | head -1

@@ -17,6 +17,8 @@ type Ledger struct {
 	home home.Home
 	keys *Keys
 	now  func() time.Time
+	// group, when set, group-commits appends (group.go).
+	group *GroupCommit
 
 	// testingOnlyBeforeWrite, when set, runs under the lock just before
 	// an entry line is written.

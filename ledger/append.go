@@ -90,7 +90,7 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 	if err := os.MkdirAll(l.home.LedgerDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
-	unlock, err := lockFile(sf.lock, LockTimeout)
+	unlock, err := l.lockSession(sf) // group.go
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
@@ -278,6 +278,9 @@ func (w *writer) storeArtifacts(arts []Artifact, inPlace int64) (string, int64, 
 // intact (a crash after the fsyncs, before the head's write), and seals
 // whatever remains in the ledger or the pack.
 func (w *writer) recover() error {
+	if w.resume() { // group.go
+		return nil
+	}
 	c, _, err := readHead(w.sf.head, w.l.keys.headVerifiers())
 	switch {
 	case isNotExist(err):
@@ -333,6 +336,9 @@ func (w *writer) recover() error {
 			return err
 		}
 		if adopted > 0 {
+			if err := w.syncAdopted(); err != nil { // group.go
+				return err
+			}
 			if err := w.writeHead(); err != nil {
 				return err
 			}
@@ -482,7 +488,7 @@ func sha256Section(r io.Reader) (string, error) {
 // files does not matter.
 func (w *writer) write(e *Entry) error {
 	var packSync chan error
-	if w.packDirty && !w.l.testingOnlyNoSync {
+	if w.packDirty && w.syncs() { // group.go
 		packSync = make(chan error, 1)
 		go func(f *os.File) { packSync <- syncData(f) }(w.pack)
 	}
@@ -521,7 +527,7 @@ func (w *writer) write(e *Entry) error {
 		w.f.Truncate(w.end)
 		return fmt.Errorf("write entry: %w", err)
 	}
-	if !w.l.testingOnlyNoSync {
+	if w.syncs() {
 		if err := syncData(w.f); err != nil {
 			w.f.Truncate(w.end)
 			return fmt.Errorf("sync ledger: %w", err)
@@ -539,7 +545,7 @@ func (w *writer) write(e *Entry) error {
 	w.end += int64(len(line)) + 1
 	w.size = w.end
 	w.last = e.Hash
-	return w.writeHead()
+	return w.head() // group.go
 }
 
 func (w *writer) writeHead() error {

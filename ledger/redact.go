@@ -10,6 +10,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/docket/docket/internal/canonjson"
 )
@@ -30,12 +31,18 @@ const RedactionMarker = "[docket: redacted key material]"
 // minSecretLen keeps short encodings (none today) from matching noise.
 const minSecretLen = 16
 
+// secretsMu guards building Keys.secretList.
+var secretsMu sync.Mutex
+
 // secrets returns the byte strings that must never be stored, longest
 // first so that a longer encoding wins over a substring of it.
 func (k *Keys) secrets() [][]byte {
 	if k == nil {
 		return nil
 	}
+	// one Keys serves concurrent appends in docket serve
+	secretsMu.Lock()
+	defer secretsMu.Unlock()
 	if k.secretList != nil {
 		return k.secretList
 	}

@@ -41,41 +41,62 @@ const HookTimeout = 30 * time.Minute
 type peerKey struct{}
 
 // HookHandler serves the hook routes (hookclient.Route*) of hooks. It
-// must be served by ServeHooks, which records each connection's peer.
+// must be served by ServeHooks, which records each connection's peer
+// (and speaks the socket's HTTP itself, hookserve.go; the handler is an
+// http.Handler too, for any other server).
 func HookHandler(hooks map[string]HookFunc, log func(format string, a ...any)) http.Handler {
-	mux := http.NewServeMux()
-	for route, fn := range hooks {
-		mux.HandleFunc("POST "+route, func(w http.ResponseWriter, r *http.Request) {
-			peer, ok := r.Context().Value(peerKey{}).(hookclient.Peer)
-			if !ok {
-				http.Error(w, "caller unknown: no peer credentials", http.StatusForbidden)
-				return
-			}
-			var req hookclient.Request
-			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 2*hookclient.MaxStdin))
-			if err := dec.Decode(&req); err != nil {
-				http.Error(w, "bad hook request: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			env := map[string]string{}
-			for _, k := range hookclient.ForwardedEnv {
-				if v, ok := req.Env[k]; ok {
-					env[k] = v
-				}
-			}
-			call := HookCall{Args: req.Args, Stdin: req.Stdin, Peer: peer, Getenv: func(k string) string { return env[k] }}
-			var out, errb bytes.Buffer
-			code := runHook(r.Context(), fn, call, &out, &errb, log, route)
-			b, _ := json.Marshal(hookclient.Response{Exit: code, Stdout: out.Bytes(), Stderr: errb.Bytes()})
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-			w.Write(b)
-		})
+	return &hookHandler{hooks: hooks, log: log}
+}
+
+type hookHandler struct {
+	hooks map[string]HookFunc
+	log   func(format string, a ...any)
+}
+
+func (h *hookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	peer, hasPeer := r.Context().Value(peerKey{}).(hookclient.Peer)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 2*hookclient.MaxStdin))
+	if err != nil {
+		http.Error(w, "bad hook request: "+err.Error(), http.StatusBadRequest)
+		return
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no hook route "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-	})
-	return mux
+	method := r.Method
+	status, ctype, out := h.serve(r.Context(), method, r.URL.Path, body, peer, hasPeer)
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(status)
+	w.Write(out)
+}
+
+// serve answers one request: its status, content type and body.
+func (h *hookHandler) serve(ctx context.Context, method, path string, body []byte, peer hookclient.Peer, hasPeer bool) (int, string, []byte) {
+	fn, ok := h.hooks[path]
+	if !ok || method != http.MethodPost {
+		return textAnswer(http.StatusNotFound, "no hook route "+method+" "+path)
+	}
+	if !hasPeer {
+		return textAnswer(http.StatusForbidden, "caller unknown: no peer credentials")
+	}
+	var req hookclient.Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		return textAnswer(http.StatusBadRequest, "bad hook request: "+err.Error())
+	}
+	env := map[string]string{}
+	for _, k := range hookclient.ForwardedEnv {
+		if v, ok := req.Env[k]; ok {
+			env[k] = v
+		}
+	}
+	call := HookCall{Args: req.Args, Stdin: req.Stdin, Peer: peer, Getenv: func(k string) string { return env[k] }}
+	var out, errb bytes.Buffer
+	code := runHook(ctx, fn, call, &out, &errb, h.log, path)
+	b, _ := json.Marshal(hookclient.Response{Exit: code, Stdout: out.Bytes(), Stderr: errb.Bytes()})
+	return http.StatusOK, "application/json", b
+}
+
+// textAnswer is what http.Error writes.
+func textAnswer(status int, msg string) (int, string, []byte) {
+	return status, "text/plain; charset=utf-8", []byte(msg + "\n")
 }
 
 // runHook runs fn; a panic is a hook's internal error: exit 2, which
@@ -95,8 +116,13 @@ func runHook(ctx context.Context, fn HookFunc, call HookCall, stdout, stderr *by
 
 // ServeHooks serves h on the Unix socket listener ln until ctx ends,
 // learning each connection's peer from SO_PEERCRED; a connection whose
-// peer cannot be learned is refused.
+// peer cannot be learned is refused. A handler from HookHandler is
+// served by the socket's own minimal HTTP/1.1 server (hookserve.go),
+// any other by net/http.
 func ServeHooks(ctx context.Context, ln net.Listener, h http.Handler) error {
+	if hh, ok := h.(*hookHandler); ok {
+		return serveRaw(ctx, ln, hh)
+	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -104,10 +130,8 @@ func ServeHooks(ctx context.Context, ln net.Listener, h http.Handler) error {
 		WriteTimeout:      HookTimeout,
 		IdleTimeout:       IdleTimeout,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if uc, ok := c.(*net.UnixConn); ok {
-				if p, err := PeerCred(uc); err == nil {
-					return context.WithValue(ctx, peerKey{}, p)
-				}
+			if p, err := connPeer(c); err == nil {
+				return context.WithValue(ctx, peerKey{}, p)
 			}
 			return ctx
 		},
@@ -126,4 +150,13 @@ func ServeHooks(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return fmt.Errorf("drain hooks: %w", err)
 	}
 	return nil
+}
+
+// connPeer is the peer of a Unix socket connection.
+func connPeer(c net.Conn) (hookclient.Peer, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return hookclient.Peer{}, errors.New("not a Unix socket")
+	}
+	return PeerCred(uc)
 }

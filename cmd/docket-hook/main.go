@@ -11,10 +11,9 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/docket/docket/internal/hookclient/wire"
@@ -57,23 +56,52 @@ func main() {
 // executable, which writes the runtime's fail-closed answer for reason.
 func failClosed(bin, sock string) wire.Unreachable {
 	return func(args []string, payload []byte, reason string, stdout, stderr io.Writer) int {
-		exe, err := os.Executable()
+		code, err := runBeside(bin, append([]string{"--socket", sock}, args...), payload, wire.EnvSocketDown+"="+reason, stdout, stderr)
 		if err == nil {
-			if r, err := filepath.EvalSymlinks(exe); err == nil {
-				exe = r
-			}
-			cmd := exec.Command(filepath.Join(filepath.Dir(exe), bin), append([]string{"--socket", sock}, args...)...)
-			cmd.Env = append(os.Environ(), wire.EnvSocketDown+"="+reason)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(payload), stdout, stderr
-			err = cmd.Run()
-			if ee, ok := err.(*exec.ExitError); ok {
-				return ee.ExitCode()
-			}
-			if err == nil {
-				return 0
-			}
+			return code
 		}
 		io.WriteString(stderr, "docket: error: "+reason+" (and "+bin+" could not write the fail-closed answer: "+err.Error()+"); exit 2 blocks\n")
 		return 2
 	}
+}
+
+// runBeside runs bin from this executable's directory with args, env
+// added to the environment and payload on its stdin, its output going to
+// stdout and stderr (this process's own), and returns its exit code. It
+// uses os.StartProcess rather than os/exec, whose dependencies would
+// cost every call of this binary, not only the failing ones.
+func runBeside(bin string, args []string, payload []byte, env string, stdout, stderr io.Writer) (int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	out, ok1 := stdout.(*os.File)
+	errf, ok2 := stderr.(*os.File)
+	if !ok1 || !ok2 {
+		return 0, errors.New("output is not a file")
+	}
+	path := filepath.Join(filepath.Dir(exe), bin)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	p, err := os.StartProcess(path, append([]string{path}, args...), &os.ProcAttr{
+		Env: append(os.Environ(), env), Files: []*os.File{pr, out, errf}})
+	pr.Close()
+	if err != nil {
+		pw.Close()
+		return 0, err
+	}
+	go func() {
+		pw.Write(payload) // a child that exits unread fails it with EPIPE
+		pw.Close()
+	}()
+	st, err := p.Wait()
+	if err != nil {
+		return 0, err
+	}
+	return st.ExitCode(), nil
 }

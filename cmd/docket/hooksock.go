@@ -46,6 +46,10 @@ type hookDaemon struct {
 	userGroups func(uid uint32) (string, []string, error)
 	log        func(format string, a ...any)
 
+	// group, when set, group-commits every append the daemon makes
+	// (ledger/group.go): it answers once the entry is written, and syncs
+	// and signs the heads in rounds.
+	group   *ledger.GroupCommit
 	ledgers server.Warm[*ledger.Ledger]
 	gates   server.Warm[*gate.Gate]
 	sets    server.Warm[*judge.PolicySet]
@@ -66,7 +70,13 @@ func policyInputs(h home.Home) []string {
 // ledger returns the state root's ledger, its keys loaded once and
 // reloaded when a file under keys/ changes.
 func (d *hookDaemon) ledger(h home.Home) (*ledger.Ledger, error) {
-	return d.ledgers.Get(h.Root, []string{h.KeysDir()}, func() (*ledger.Ledger, error) { return ledger.Open(h) })
+	return d.ledgers.Get(h.Root, []string{h.KeysDir()}, func() (*ledger.Ledger, error) {
+		l, err := ledger.Open(h)
+		if err == nil && d.group != nil {
+			l.SetGroupCommit(d.group)
+		}
+		return l, err
+	})
 }
 
 // gate returns a gate for h whose lexicon and binding are kept warm and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -28,11 +29,22 @@ import (
 // file. Any other writer (a same-user hook, an edit, a truncation, a seal
 // written by recovery) changes the identity or breaks the chain, and the
 // next stop reads and verifies the ledger as it always does.
+//
+// The artifacts a stop opens (the input.json of each shell call after
+// the last pass, to tell whether it wrote) are kept with the session's
+// entries, and dropped with them. An artifact is kept as the bytes
+// OpenArtifact checked against the entry's manifest: keyed by the
+// entry's seq, bundle end and manifest digest, which its MAC covers, it
+// is what the entry vouches for. They are dropped with the entries, and
+// also when the pack's identity changes under the daemon (an edit, even
+// one that keeps the size and puts the mtime back, changes its ctime),
+// so that a stop after an edit reads the pack and finds it.
 
 // evidence is the daemon's per-session state, by state root and session.
 type evidence struct {
-	mu sync.Mutex
-	m  map[string]*sessionEvidence
+	mu       sync.Mutex
+	m        map[string]*sessionEvidence
+	artBytes int // bytes of all kept artifacts
 }
 
 type sessionEvidence struct {
@@ -41,10 +53,39 @@ type sessionEvidence struct {
 	fp    string          // the ledger file's identity when all was last right
 	last  *ledger.Entry
 	reads int // for tests: reads served from disk
+	// arts are the artifacts opened, checked, by entry and name; kept
+	// while the pack's identity is packFP (the daemon's own appends
+	// update it).
+	arts     map[artifactKey][]byte
+	packFP   string
+	artReads int // for tests: artifacts read from the pack
 }
+
+type artifactKey struct {
+	seq      uint64
+	end      int64
+	manifest string
+	name     string
+}
+
+// Bounds of the kept artifacts: one at most maxKeptArtifact bytes (a
+// command's input.json is far smaller), all of them maxKeptArtifacts
+// bytes across sessions, past which they are all dropped.
+const (
+	maxKeptArtifact  = 64 << 10
+	maxKeptArtifacts = 32 << 20
+)
 
 // maxEvidenceSessions bounds the sessions kept; past it all are dropped.
 const maxEvidenceSessions = 1024
+
+// drop forgets a session's kept state. The caller holds mu.
+func (ev *evidence) drop(key string) {
+	if s := ev.m[key]; s != nil {
+		ev.dropArts(s)
+		delete(ev.m, key)
+	}
+}
 
 func evidenceKey(h home.Home, session string) string { return h.Root + "\x00" + session }
 
@@ -54,7 +95,10 @@ func fileIdentity(path string) string {
 	return fp
 }
 
-// lastLineHash is the hash of the last complete line of the ledger file.
+// lastLineHash is the hash of the last complete line of the ledger file,
+// as the line states it: the line's end is enough to tell whether the
+// file still ends in an entry the daemon knows (with its identity, see
+// ReadRelevant); nothing is trusted from it.
 func lastLineHash(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -65,25 +109,39 @@ func lastLineHash(path string) string {
 	if err != nil || st.Size() == 0 {
 		return ""
 	}
-	n := min(st.Size(), 16<<10) // entry lines are far shorter
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, st.Size()-n); err != nil && err != io.EOF {
+	for _, n := range []int64{4 << 10, 64 << 10} { // entry lines are far shorter than the second
+		n = min(n, st.Size())
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, st.Size()-n); err != nil && err != io.EOF {
+			return ""
+		}
+		if buf[len(buf)-1] != '\n' {
+			return "" // a torn tail: the next append seals it
+		}
+		buf = buf[:len(buf)-1]
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return lineHash(buf[i+1:])
+		} else if n == st.Size() {
+			return lineHash(buf)
+		}
+	}
+	return ""
+}
+
+// lineHash is the "hash" member of an entry line: the last members of a
+// line are always hash, key_id and mac (FORMAT.md), so it is found from
+// the end without decoding the line.
+func lineHash(line []byte) string {
+	const hashKey, macKey, keyIDKey = `,"hash":"`, `,"mac":"`, `","key_id":"`
+	m := bytes.LastIndex(line, []byte(macKey))
+	if m < 0 {
 		return ""
 	}
-	if buf[len(buf)-1] != '\n' {
-		return "" // a torn tail: the next append seals it
-	}
-	buf = buf[:len(buf)-1]
-	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-		buf = buf[i+1:]
-	} else if n < st.Size() {
+	h := bytes.LastIndex(line[:m], []byte(hashKey))
+	if h < 0 || h+len(hashKey)+64+len(keyIDKey) > m || !bytes.HasPrefix(line[h+len(hashKey)+64:], []byte(keyIDKey)) {
 		return ""
 	}
-	e, err := ledger.ParseEntry(buf)
-	if err != nil {
-		return ""
-	}
-	return e.Hash
+	return string(line[h+len(hashKey) : h+len(hashKey)+64])
 }
 
 // evidenceLedger is the ledger as the daemon's hooks see it: appends
@@ -97,6 +155,18 @@ type evidenceLedger struct {
 
 func (l evidenceLedger) path(session string) string {
 	return l.Home().LedgerPath(session)
+}
+
+func (l evidenceLedger) packPath(session string) string {
+	return filepath.Join(l.Home().SessionArtifactsDir(session), ledger.PackName)
+}
+
+// dropArts forgets s's artifacts. The caller holds ev.mu.
+func (ev *evidence) dropArts(s *sessionEvidence) {
+	for _, b := range s.arts {
+		ev.artBytes -= len(b)
+	}
+	s.arts = nil
 }
 
 func (l evidenceLedger) Append(session string, r ledger.Record) (*ledger.Entry, error) {
@@ -116,15 +186,21 @@ func (l evidenceLedger) Append(session string, r ledger.Record) (*ledger.Entry, 
 	}
 	// kept only if this entry follows the kept last one and ends the file
 	if err != nil || s.last == nil || e.Prev != s.last.Hash || e.Seq != s.last.Seq+1 || lastLineHash(l.path(session)) != e.Hash {
-		delete(l.ev.m, key)
+		l.ev.drop(key)
 		return e, err
 	}
 	s.all = append(s.all, e)
 	s.last = e
 	s.fp = fileIdentity(l.path(session))
+	if pfp := fileIdentity(l.packPath(session)); pfp != s.packFP {
+		if e.Manifest == "" {
+			l.ev.dropArts(s) // the pack changed, and not by this append
+		}
+		s.packFP = pfp
+	}
 	// the identity must be of the file ending in e: check again
 	if lastLineHash(l.path(session)) != e.Hash {
-		delete(l.ev.m, key)
+		l.ev.drop(key)
 	}
 	return e, err
 }
@@ -140,6 +216,10 @@ func (l evidenceLedger) ReadRelevant(session string, after func(indexed []*ledge
 	l.ev.mu.Lock()
 	s := l.ev.m[key]
 	if s != nil && s.fp == fp && lastLineHash(path) == s.last.Hash {
+		if pfp := fileIdentity(l.packPath(session)); pfp != s.packFP {
+			l.ev.dropArts(s)
+			s.packFP = pfp
+		}
 		var indexed []*ledger.Entry
 		for _, e := range s.all {
 			if ledger.IndexedKind(e.Kind) || e == s.last {
@@ -191,6 +271,7 @@ func (l evidenceLedger) ReadRelevant(session string, after func(indexed []*ledge
 		}
 	}
 	after1 := fileIdentity(path)
+	pfp := fileIdentity(l.packPath(session))
 	if lastLineHash(path) != last.Hash || fileIdentity(path) != after1 {
 		return entries, nil // written meanwhile: not kept
 	}
@@ -198,11 +279,67 @@ func (l evidenceLedger) ReadRelevant(session string, after func(indexed []*ledge
 	defer l.ev.mu.Unlock()
 	if l.ev.m == nil || len(l.ev.m) >= maxEvidenceSessions {
 		l.ev.m = map[string]*sessionEvidence{}
+		l.ev.artBytes = 0
 	}
 	reads := 0
 	if old := l.ev.m[key]; old != nil {
 		reads = old.reads
 	}
-	l.ev.m[key] = &sessionEvidence{all: append([]*ledger.Entry(nil), keep...), from: from, fp: after1, last: last, reads: reads + 1}
+	l.ev.drop(key)
+	l.ev.m[key] = &sessionEvidence{all: append([]*ledger.Entry(nil), keep...), from: from, fp: after1, last: last, reads: reads + 1, packFP: pfp}
 	return entries, nil
 }
+
+// OpenArtifact is ledger.OpenArtifact, from the session's kept artifacts
+// when it may (see the top of this file).
+func (l evidenceLedger) OpenArtifact(e *ledger.Entry, name string) (ledger.ReadSeekCloser, error) {
+	if l.ev == nil || e.Manifest == "" {
+		return l.Ledger.OpenArtifact(e, name)
+	}
+	key := evidenceKey(l.Home(), e.Session)
+	ak := artifactKey{seq: e.Seq, end: e.Artifacts, manifest: e.Manifest, name: name}
+	l.ev.mu.Lock()
+	if s := l.ev.m[key]; s != nil {
+		if b, ok := s.arts[ak]; ok {
+			l.ev.mu.Unlock()
+			return keptArtifact{bytes.NewReader(b)}, nil
+		}
+	}
+	l.ev.mu.Unlock()
+	r, err := l.Ledger.OpenArtifact(e, name)
+	if err != nil {
+		return r, err
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxKeptArtifact+1))
+	if err != nil || len(b) > maxKeptArtifact {
+		if _, serr := r.Seek(0, io.SeekStart); serr != nil {
+			r.Close()
+			return nil, serr
+		}
+		return r, nil
+	}
+	r.Close()
+	l.ev.mu.Lock()
+	defer l.ev.mu.Unlock()
+	if s := l.ev.m[key]; s != nil {
+		s.artReads++
+		if l.ev.artBytes+len(b) > maxKeptArtifacts {
+			for _, o := range l.ev.m {
+				l.ev.dropArts(o)
+			}
+		}
+		if s.arts == nil {
+			s.arts = map[artifactKey][]byte{}
+		}
+		if _, ok := s.arts[ak]; !ok {
+			s.arts[ak] = b
+			l.ev.artBytes += len(b)
+		}
+	}
+	return keptArtifact{bytes.NewReader(b)}, nil
+}
+
+// keptArtifact is an artifact read into memory.
+type keptArtifact struct{ *bytes.Reader }
+
+func (keptArtifact) Close() error { return nil }

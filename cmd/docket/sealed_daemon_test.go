@@ -497,3 +497,123 @@ func TestWitnessIgnoresAPlantedCheckpoint(t *testing.T) {
 		t.Fatalf("verify --witness: %d\n%s%s", code, out, errs)
 	}
 }
+
+// The artifacts a stop reads (the commands after a stale pass) are kept
+// with the session's entries: a second stop reads none from the pack, a
+// stop after the daemon's own append reads only the new one. An edit of
+// the pack under the daemon — even one that keeps the size and puts the
+// mtime back — drops them, and the next stop reads the pack and finds
+// the edit; so does an append by another process.
+func TestDaemonGateKeepsArtifacts(t *testing.T) {
+	h, d, proj := daemonEnv(t)
+	d.group = ledger.NewGroupCommit(t.Logf)
+	t.Cleanup(func() { d.group.Close() })
+	peer := hookclient.Peer{UID: uint32(os.Geteuid())}
+	ok := filepath.Join(proj, "ok.txt")
+	if err := os.WriteFile(ok, []byte("ok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	def, err := policies.Default(policies.BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := strings.Replace(string(def), "projects: []", "projects:\n  - root: "+proj+"\n    commands: {done: [\"grep -q ok ok.txt\"]}", 1)
+	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.BindingFile), []byte(pol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	hookCall(t, d, hookclient.RouteLedger, peer, toolCall("k1", proj, 0))
+	d.group.Flush()
+	if code, out, errs := runCLI("validate", "--session", "k1", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":["grep","-q","ok","ok.txt"]}`, "--cwd", proj); code != 0 {
+		t.Fatalf("validate: %d %s %s", code, out, errs)
+	}
+	// the pass goes stale: the gate then reads the commands after it
+	if err := os.WriteFile(ok, []byte("ok, changed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		hookCall(t, d, hookclient.RouteLedger, peer, toolCall("k1", proj, i))
+	}
+	stop := fmt.Sprintf(`{"session_id":"k1","transcript_path":"/dev/null","cwd":%q,"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}`, proj)
+	gate := func() string {
+		t.Helper()
+		os.RemoveAll(filepath.Join(h.RunDir(), "gate")) // the count of blocks in a row: never let through
+		code, out, errs := hookCall(t, d, hookclient.RouteGate, peer, stop)
+		if code != 0 || !strings.Contains(out, `"block"`) {
+			t.Fatalf("gate: exit %d, stdout %s, stderr %s; want a block", code, out, errs)
+		}
+		return out
+	}
+	artReads := func() int {
+		d.ev.mu.Lock()
+		defer d.ev.mu.Unlock()
+		if s := d.ev.m[evidenceKey(h, "k1")]; s != nil {
+			return s.artReads
+		}
+		return -1
+	}
+	gate()
+	if n := artReads(); n != 3 {
+		t.Fatalf("first stop read %d artifacts, want the 3 commands after the pass", n)
+	}
+	gate()
+	if n := artReads(); n != 3 {
+		t.Fatalf("a second stop read artifacts again (%d reads)", n)
+	}
+	hookCall(t, d, hookclient.RouteLedger, peer, toolCall("k1", proj, 4))
+	out := gate()
+	if n := artReads(); n != 4 {
+		t.Fatalf("after the daemon's own append: %d reads, want 4", n)
+	}
+	if strings.Contains(out, "unreadable") {
+		t.Fatalf("gate before the edit: %s", out)
+	}
+	// edit "ls 2" into "ls 9" in the pack, same size, mtime put back
+	d.group.Flush()
+	pack := filepath.Join(h.SessionArtifactsDir("k1"), ledger.PackName)
+	st, err := os.Stat(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.ReplaceAll(string(b), `"ls 2"`, `"ls 9"`)
+	if edited == string(b) {
+		t.Fatal("no command to edit in the pack")
+	}
+	if err := os.WriteFile(pack, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(pack, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if out := gate(); !strings.Contains(out, "unreadable") {
+		t.Fatalf("a stop after the pack was edited used the kept artifacts: %s", out)
+	}
+	// and an append by another process drops them too (the edit undone
+	// first, so that only the drop can make the stop read the pack)
+	if err := os.WriteFile(pack, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gate()
+	before := artReads()
+	gate()
+	if artReads() != before {
+		t.Fatal("artifacts not kept again after the pack was restored")
+	}
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append("k1", ledger.Record{Kind: ledger.KindToolCall, Tool: "Read", Body: map[string]any{"failed": false}}); err != nil {
+		t.Fatal(err)
+	}
+	gate()
+	if n := artReads(); n < 4 {
+		t.Fatalf("after another process appended, the stop read %d artifacts, want them all again", n)
+	}
+}

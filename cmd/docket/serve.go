@@ -161,7 +161,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 				return fmt.Errorf("--witness: %w", err)
 			}
 		}
-		d := &hookDaemon{st: st, witness: *witness, adminGroup: *adminGroup, log: logf}
+		d := &hookDaemon{st: st, witness: *witness, adminGroup: *adminGroup, log: logf, group: ledger.NewGroupCommit(logf)}
+		// after the socket is drained: every answered entry synced and
+		// under its signed head
+		defer d.group.Close()
 		h := server.HookHandler(d.funcs(), logf)
 		go func() { hookErr <- server.ServeHooks(ctx, ul, h) }()
 		fmt.Fprintf(stderr, "docket: serving hooks on unix:%s\n", *sock)

@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -176,21 +175,19 @@ func Run(route, sock string, args []string, stdin io.Reader, stdout, stderr io.W
 // its response, all within timeout. It speaks just enough HTTP/1.1 for
 // the daemon's answers (Content-Length bodies, Connection: close).
 func Call(sock, route string, req Request, timeout time.Duration) (*Response, error) {
-	deadline := time.Now().Add(timeout)
-	c, err := net.DialTimeout("unix", sock, timeout)
+	c, err := dial(sock, time.Now().Add(timeout))
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	c.SetDeadline(deadline)
+	defer c.close()
 	body := Encode(req)
 	head := "POST " + route + " HTTP/1.1\r\nHost: docket\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-	if _, err := c.Write(append([]byte(head), body...)); err != nil {
+	if err := c.write(append([]byte(head), body...)); err != nil {
 		return nil, errors.New("send: " + err.Error())
 	}
-	raw, err := io.ReadAll(io.LimitReader(c, 4*MaxStdin))
+	raw, err := c.readAll(4 * MaxStdin)
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		if err == errTimeout {
 			return nil, errors.New("no answer within " + timeout.String())
 		}
 		return nil, errors.New("receive: " + err.Error())
