@@ -290,6 +290,11 @@ func (l evidenceLedger) ReadRelevant(session string, after func(indexed []*ledge
 	return entries, nil
 }
 
+// ArtifactFiles returns nil, so that a stop in the daemon reads each
+// command through OpenArtifact below, which serves it from the kept
+// artifacts instead of the pack.
+func (l evidenceLedger) ArtifactFiles(string) *ledger.ArtifactFiles { return nil }
+
 // OpenArtifact is ledger.OpenArtifact, from the session's kept artifacts
 // when it may (see the top of this file).
 func (l evidenceLedger) OpenArtifact(e *ledger.Entry, name string) (ledger.ReadSeekCloser, error) {
