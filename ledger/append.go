@@ -105,15 +105,11 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 		return nil, fmt.Errorf("append: %w", err)
 	}
 	if len(r.Artifacts) > 0 {
-		arts, readers := l.redacting(r.Artifacts)
-		if e.Manifest, e.Artifacts, err = w.storeArtifacts(arts, 0); err != nil {
+		var names []string
+		if e.Manifest, e.Artifacts, names, err = w.storeArtifacts(r.Artifacts, 0); err != nil {
 			return nil, fmt.Errorf("append: %w", err)
 		}
-		for i, rr := range readers {
-			if rr.count > 0 {
-				redacted = append(redacted, arts[i].Name)
-			}
-		}
+		redacted = append(redacted, names...)
 	}
 	if len(redacted) > 0 {
 		if e.Body, err = addRedactedToBody(e.Body, redacted); err != nil {
@@ -125,19 +121,6 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 	}
 	w.saveState()
 	return e, nil
-}
-
-// redacting wraps every artifact's data in a reader that replaces key
-// material (see redact.go).
-func (l *Ledger) redacting(arts []Artifact) ([]Artifact, []*redactReader) {
-	secrets := l.keys.secrets()
-	out := make([]Artifact, len(arts))
-	readers := make([]*redactReader, len(arts))
-	for i, a := range arts {
-		readers[i] = newRedactReader(a.Data, secrets)
-		out[i] = Artifact{Name: a.Name, Data: readers[i]}
-	}
-	return out, readers
 }
 
 // lockFile takes the exclusive lock, giving up after timeout. The blocked
@@ -251,26 +234,28 @@ func (w *writer) openPackFile() error {
 	return nil
 }
 
-// storeArtifacts appends one bundle to the session's pack at packEnd.
-// inPlace bytes already at packEnd become its first file, named
-// "torn-pack" (see seal).
-func (w *writer) storeArtifacts(arts []Artifact, inPlace int64) (string, int64, error) {
+// storeArtifacts appends one bundle to the session's pack at packEnd,
+// key material in the artifacts replaced (redact.go); it returns the
+// manifest digest, the bundle's end and the names of the artifacts that
+// were redacted. inPlace bytes already at packEnd become its first file,
+// named "torn-pack" (see seal).
+func (w *writer) storeArtifacts(arts []Artifact, inPlace int64) (string, int64, []string, error) {
 	if err := w.openPackFile(); err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	if w.packEnd < 0 {
 		end, err := w.pack.Seek(0, io.SeekEnd)
 		if err != nil {
-			return "", 0, fmt.Errorf("open artifact pack: %w", err)
+			return "", 0, nil, fmt.Errorf("open artifact pack: %w", err)
 		}
 		w.packEnd = end
 	}
-	m, end, err := writeBundle(w.pack, w.packEnd, inPlace, arts)
+	m, end, redacted, err := writeBundle(w.pack, w.packEnd, inPlace, arts, w.l.keys.secrets())
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	w.packEnd, w.packDirty = end, true
-	return m, end, nil
+	return m, end, redacted, nil
 }
 
 // recover brings the writer to the ledger's true end: it reads the signed
@@ -422,7 +407,6 @@ func (w *writer) seal(packSize int64) error {
 	var reasons []string
 	var arts []Artifact
 	var inPlace int64
-	var readers []*redactReader
 	if w.packEnd >= 0 && packSize > w.packEnd {
 		inPlace = packSize - w.packEnd
 		if err := w.openPackFile(); err != nil {
@@ -442,15 +426,15 @@ func (w *writer) seal(packSize int64) error {
 		}
 		body["offset"], body["length"], body["sha256"] = w.end, length, sum
 		reasons = append(reasons, "torn or invalid tail")
-		arts, readers = w.l.redacting([]Artifact{{Name: "torn", Data: io.NewSectionReader(w.f, w.end, length)}})
+		arts = []Artifact{{Name: "torn", Data: io.NewSectionReader(w.f, w.end, length)}}
 	}
 	body["reason"] = strings.Join(reasons, "; ")
-	m, at, err := w.storeArtifacts(arts, inPlace)
+	m, at, redacted, err := w.storeArtifacts(arts, inPlace)
 	if err != nil {
 		return fmt.Errorf("seal: %w", err)
 	}
-	if len(readers) > 0 && readers[0].count > 0 {
-		body["redacted"] = []string{"torn"}
+	if len(redacted) > 0 {
+		body["redacted"] = redacted
 	}
 	if err := w.f.Truncate(w.end); err != nil {
 		return fmt.Errorf("seal torn tail: %w", err)
