@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,8 +176,9 @@ type writer struct {
 	sf      sessionFiles
 	session string
 	f       *os.File
-	pack    *os.File // opened on first use
-	tree    fileTree
+	head    *os.File // nil until the head exists
+	pack    *os.File // nil until the pack exists
+	tree    *fileTree
 	n       int64
 	end     int64
 	last    string
@@ -194,16 +196,20 @@ type writer struct {
 }
 
 func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
-	f, err := os.OpenFile(sf.ledger, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openFile(sf.ledger, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	tf, err := os.OpenFile(sf.tree, os.O_RDWR|os.O_CREATE, 0o600)
+	tf, err := openFile(sf.tree, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	w := &writer{l: l, sf: sf, session: session, f: f, tree: fileTree{tf}, last: zeroHash}
+	w := &writer{l: l, sf: sf, session: session, f: f, tree: newFileTree(tf), last: zeroHash}
+	if w.head, err = openFile(sf.head, os.O_RDWR, 0); err != nil && !isNotExist(err) {
+		w.close()
+		return nil, err
+	}
 	st, err := f.Stat()
 	if err != nil {
 		w.close()
@@ -216,12 +222,15 @@ func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
 func (w *writer) close() {
 	w.f.Close()
 	w.tree.f.Close()
+	if w.head != nil {
+		w.head.Close()
+	}
 	if w.pack != nil {
 		w.pack.Close()
 	}
 }
 
-// openPackFile opens the session's pack once per append.
+// openPackFile opens the session's pack, creating it, once per append.
 func (w *writer) openPackFile() error {
 	if w.pack != nil {
 		return nil
@@ -263,7 +272,7 @@ func (w *writer) storeArtifacts(arts []Artifact, inPlace int64) (string, int64, 
 // intact (a crash after the fsyncs, before the head's write), and seals
 // whatever remains in the ledger or the pack.
 func (w *writer) recover() error {
-	c, _, err := readHead(w.sf.head, w.l.keys.headVerifiers())
+	c, err := w.readHead()
 	switch {
 	case isNotExist(err):
 		// No head: only a new ledger may lack one.
@@ -298,7 +307,12 @@ func (w *writer) recover() error {
 		}
 	}
 	packSize := int64(0)
-	if st, err := os.Stat(filepath.Join(w.sf.artifacts, PackName)); err == nil {
+	if p, err := openFile(filepath.Join(w.sf.artifacts, PackName), os.O_RDWR, 0); err == nil {
+		w.pack = p
+		st, err := p.Stat()
+		if err != nil {
+			return fmt.Errorf("stat artifact pack: %w", err)
+		}
 		packSize = st.Size()
 	} else if !isNotExist(err) {
 		return fmt.Errorf("stat artifact pack: %w", err)
@@ -310,6 +324,7 @@ func (w *writer) recover() error {
 		return nil
 	}
 	if w.size > w.end {
+		clear(w.tree.known)
 		if err := w.tree.f.Truncate(tlogStoredBytes(w.n)); err != nil {
 			return fmt.Errorf("trim tree hashes: %w", err)
 		}
@@ -327,6 +342,20 @@ func (w *writer) recover() error {
 		return w.seal(packSize)
 	}
 	return nil
+}
+
+// readHead is readHead on the open head file; a missing head is
+// fs.ErrNotExist.
+func (w *writer) readHead() (*Checkpoint, error) {
+	if w.head == nil {
+		return nil, fs.ErrNotExist
+	}
+	b, err := readAllAt(w.head)
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := parseHead(b, w.l.keys.headVerifiers())
+	return c, err
 }
 
 // adopt appends to the tree every complete, valid entry at the tail whose
@@ -536,7 +565,12 @@ func (w *writer) writeHead() error {
 	if err != nil {
 		return err
 	}
-	if err := writeHeadSlot(w.sf.head, w.n, msg); err != nil {
+	if w.head == nil {
+		if w.head, err = openFile(w.sf.head, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+			return fmt.Errorf("write ledger head: %w", err)
+		}
+	}
+	if err := writeHeadSlotTo(w.head, w.n, msg); err != nil {
 		return fmt.Errorf("write ledger head: %w", err)
 	}
 	return nil

@@ -57,7 +57,7 @@ func openPack(sessionDir string) (*os.File, error) {
 	if err := os.MkdirAll(sessionDir, 0o700); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(sessionDir, PackName), os.O_RDWR|os.O_CREATE, 0o600)
+	return openFile(filepath.Join(sessionDir, PackName), os.O_RDWR|os.O_CREATE, 0o600)
 }
 
 // writeBundle writes a bundle at offset start of pack: the inPlace bytes

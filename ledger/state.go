@@ -200,7 +200,7 @@ func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
 // which only costs the next reader the entries after it.
 func (l *Ledger) overwriteState(sf sessionFiles, session string, s *vstate) error {
 	data := l.stateBytes(session, s)
-	f, err := os.OpenFile(statePath(sf), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openFile(statePath(sf), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

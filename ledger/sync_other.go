@@ -6,3 +6,8 @@ import "os"
 
 // syncData makes f's appended bytes durable.
 func syncData(f *os.File) error { return f.Sync() }
+
+// openFile is os.OpenFile (sync_linux.go saves the poller registration).
+func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
