@@ -128,6 +128,9 @@ func (l *Ledger) Append(session string, r Record) (*Entry, error) {
 // goroutine is abandoned on timeout; the process is about to fail anyway
 // and the kernel drops the lock with the file descriptor.
 func lockFile(path string, timeout time.Duration) (func(), error) {
+	if unlock, ok := tryLock(path); ok {
+		return unlock, nil
+	}
 	fl := flock.New(path, flock.SetPermissions(0o600))
 	// Uncontended, the usual case: no goroutine, no timer.
 	if ok, err := fl.TryLock(); err == nil && ok {

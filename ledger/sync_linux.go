@@ -41,3 +41,28 @@ func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 		}
 	}
 }
+
+// tryLock takes the exclusive lock on path without waiting, as
+// flock.TryLock does (flock(2) on the file, created 0600 if missing),
+// without the poller registration; ok is false when the lock is held
+// elsewhere or anything fails, and the caller takes the waiting path.
+func tryLock(path string) (unlock func(), ok bool) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, false
+	}
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, false
+	}
+	return func() {
+		syscall.Flock(fd, syscall.LOCK_UN)
+		syscall.Close(fd)
+	}, true
+}
