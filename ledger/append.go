@@ -491,16 +491,22 @@ func sha256Section(r io.Reader) (string, error) {
 // write appends e as the next entry: line, fsync, tree, signed head.
 //
 // One fsync per file, run at the same time: the pack's (when this append
-// wrote a bundle) in a goroutine while the line is encoded, written and
-// synced. The head is written only after both are durable. A crash before
-// that leaves a line the next append adopts only if its bundle is intact
-// (bundleIntact), and seals otherwise; so the ordering between the two
-// files does not matter.
+// wrote a bundle) in a goroutine while the line is synced. The head is
+// written only after both are durable. A crash before that leaves a line
+// the next append adopts only if its bundle is intact (bundleIntact), and
+// seals otherwise; so the ordering between the two files does not matter.
+//
+// Before either fsync, the write-out of both files is started
+// (startWriteback): their new blocks are then allocated in the same
+// journal transaction, so on ext4 the first fsync's commit covers both
+// and the second has no commit of its own to wait for (about a third
+// less time in the two fsyncs here). It only starts I/O early; both
+// fsyncs still run and are waited for before the head.
 func (w *writer) write(e *Entry) error {
 	var packSync chan error
-	if w.packDirty && !w.l.testingOnlyNoSync {
-		packSync = make(chan error, 1)
-		go func(f *os.File) { packSync <- syncData(f) }(w.pack)
+	syncPack := w.packDirty && !w.l.testingOnlyNoSync
+	if syncPack {
+		startWriteback(w.pack)
 	}
 	w.packDirty = false
 	waitPack := func() error {
@@ -536,6 +542,11 @@ func (w *writer) write(e *Entry) error {
 	if _, err := w.f.WriteAt(append(line, '\n'), w.end); err != nil {
 		w.f.Truncate(w.end)
 		return fmt.Errorf("write entry: %w", err)
+	}
+	if syncPack {
+		startWriteback(w.f)
+		packSync = make(chan error, 1)
+		go func(f *os.File) { packSync <- syncData(f) }(w.pack)
 	}
 	if !w.l.testingOnlyNoSync {
 		if err := syncData(w.f); err != nil {

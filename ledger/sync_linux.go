@@ -2,8 +2,9 @@ package ledger
 
 import (
 	"os"
-
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // syncData makes f's appended bytes durable: fdatasync, which also
@@ -65,4 +66,17 @@ func tryLock(path string) (unlock func(), ok bool) {
 		syscall.Flock(fd, syscall.LOCK_UN)
 		syscall.Close(fd)
 	}, true
+}
+
+// startWriteback starts writing f's dirty pages out without waiting
+// (sync_file_range SYNC_FILE_RANGE_WRITE): no durability by itself, an
+// fsync must follow. Errors are left to that fsync.
+func startWriteback(f *os.File) {
+	c, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	c.Control(func(fd uintptr) {
+		unix.SyncFileRange(int(fd), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+	})
 }
