@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/docket/docket/internal/canonjson"
 )
 
 // MaxEntryLine bounds one encoded entry. Bulk belongs in artifacts; an
@@ -49,7 +50,7 @@ func entryLineCap(e *Entry) int {
 
 // appendEntry appends e's canonical line to dst: Entry's fields in their
 // declared order, the omitempty ones left out when empty, strings escaped
-// as encoding/json escapes them without HTML escaping (appendJSONString).
+// as encoding/json escapes them without HTML escaping (canonjson.AppendString).
 // TestEncodeEntryMatchesEncodingJSON and FuzzEncodeEntry hold it to
 // encoding/json's bytes.
 func appendEntry(dst []byte, e *Entry) ([]byte, error) {
@@ -86,7 +87,7 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 }
 
 func appendMember(dst []byte, name, v string) []byte {
-	return appendJSONString(append(dst, name...), v)
+	return canonjson.AppendString(append(dst, name...), v)
 }
 
 func appendOptional(dst []byte, name, v string) []byte {
@@ -105,62 +106,6 @@ func appendCompactJSON(dst, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// appendJSONString appends s as a JSON string the way encoding/json does
-// with HTML escaping off: '"' and '\\' escaped, control characters as
-// \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
-// as \u2028 and \u2029, everything else as is.
-func appendJSONString(dst []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // entryHash is hex(SHA-256("docket-ledger-entry-v1\n" || line)) where line

@@ -18,6 +18,14 @@ import (
 // Canonical re-encodes one JSON value canonically. Trailing data after the
 // value is an error.
 func Canonical(raw []byte) ([]byte, error) {
+	if out, ok := canonicalFast(raw); ok {
+		return out, nil
+	}
+	return canonicalDecoded(raw)
+}
+
+// canonicalDecoded is Canonical through encoding/json.
+func canonicalDecoded(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
