@@ -45,6 +45,11 @@ func Marshal(v any) ([]byte, error) {
 	if raw, ok := v.(json.RawMessage); ok {
 		return Canonical(raw)
 	}
+	if m, ok := v.(map[string]any); ok {
+		if out, ok := marshalFast(m); ok {
+			return out, nil
+		}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -3,6 +3,7 @@ package canonjson
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -365,4 +366,86 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// marshalFast is Marshal without reflection for the maps hooks build
+// (entry bodies): map[string]any whose values are strings, booleans,
+// integers, nil, []string, []any and such maps again. For any other
+// value ok is false and Marshal takes the encoding/json path, whose
+// bytes these are (TestMarshalFastMatchesEncodingJSON).
+func marshalFast(v map[string]any) ([]byte, bool) {
+	return appendFastValue(make([]byte, 0, 256), v, 0)
+}
+
+func appendFastValue(dst []byte, v any, depth int) ([]byte, bool) {
+	if depth > maxFastDepth {
+		return nil, false
+	}
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case string:
+		return AppendString(dst, v), true
+	case bool:
+		return strconv.AppendBool(dst, v), true
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10), true
+	case int64:
+		return strconv.AppendInt(dst, v, 10), true
+	case int32:
+		return strconv.AppendInt(dst, int64(v), 10), true
+	case uint32:
+		return strconv.AppendUint(dst, uint64(v), 10), true
+	case uint64:
+		return strconv.AppendUint(dst, v, 10), true
+	case []string:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, s := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, s)
+		}
+		return append(dst, ']'), true
+	case []any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, x := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendFastValue(dst, x, depth+1); !ok {
+				return nil, false
+			}
+		}
+		return append(dst, ']'), true
+	case map[string]any:
+		if v == nil {
+			return append(dst, "null"...), true
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(AppendString(dst, k), ':')
+			var ok bool
+			if dst, ok = appendFastValue(dst, v[k], depth+1); !ok {
+				return nil, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	return nil, false
 }

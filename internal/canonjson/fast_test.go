@@ -72,3 +72,40 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestMarshalFastMatchesEncodingJSON(t *testing.T) {
+	tests := []struct {
+		v      map[string]any
+		answer bool // the fast path handles it
+	}{
+		{map[string]any{"failed": false, "tool_kind": "shell", "cwd": "/w <&>", "exit_code": 1, "duration_ms": int64(12)}, true},
+		{map[string]any{"peer": map[string]any{"uid": uint32(1), "gid": int32(-2), "pid": 3}, "u": uint64(1 << 63)}, true},
+		{map[string]any{"redacted": []string{"body", "q\"x"}, "none": []string(nil), "nil": nil, "list": []any{1, "a", nil, []any{}}}, true},
+		{map[string]any{"é": 1, "e": 2, "E": 3, "\u2028": "\x00\xff", "": true}, true},
+		{map[string]any{"nilmap": map[string]any(nil), "nilany": []any(nil)}, true},
+		{map[string]any{}, true},
+		{map[string]any{"f": 1.5}, false},
+		{map[string]any{"n": json.Number("1.50")}, false},
+		{map[string]any{"s": struct{ B, A int }{1, 2}}, false},
+		{map[string]any{"deep": []any{map[string]any{"f": 0.1}}}, false},
+	}
+	for _, tt := range tests {
+		fast, ok := marshalFast(tt.v)
+		if ok != tt.answer {
+			t.Errorf("marshalFast(%v) ok = %v, want %v", tt.v, ok, tt.answer)
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(tt.v); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if ok && !bytes.Equal(fast, want) {
+			t.Errorf("marshalFast(%v) = %s, want %s", tt.v, fast, want)
+		}
+		if got, err := Marshal(tt.v); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("Marshal(%v) = %s, %v; want %s", tt.v, got, err, want)
+		}
+	}
+}
