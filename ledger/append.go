@@ -310,13 +310,16 @@ func (w *writer) recover() error {
 		}
 	}
 	packSize := int64(0)
-	if p, err := openFile(filepath.Join(w.sf.artifacts, PackName), os.O_RDWR, 0); err == nil {
-		w.pack = p
+	packPath := filepath.Join(w.sf.artifacts, PackName)
+	if p, err := openFile(packPath, os.O_RDWR, 0); err == nil {
+		w.pack = p // kept for the bundle this append writes
 		st, err := p.Stat()
 		if err != nil {
 			return fmt.Errorf("stat artifact pack: %w", err)
 		}
 		packSize = st.Size()
+	} else if st, err := os.Stat(packPath); err == nil {
+		packSize = st.Size() // not writable: an append without artifacts still can
 	} else if !isNotExist(err) {
 		return fmt.Errorf("stat artifact pack: %w", err)
 	}
