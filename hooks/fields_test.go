@@ -114,3 +114,61 @@ func decodeClaudeShapeByGet(p gjson.Result, rt Runtime) (*Event, error) {
 	}
 	return e, nil
 }
+
+// DetectRuntime answers as the Get-by-Get detection did, on every real
+// payload and on payloads with duplicate and nested names.
+func TestDetectRuntimeOnRealPayloads(t *testing.T) {
+	payloads := []string{
+		`{"hook_event_name":"PreToolUse","turn_id":"t","turn_id":"u"}`,
+		`{"tool_input":{"conversation_id":"c"},"hook_event_name":"PreToolUse"}`,
+		`{"transcript_path":null,"session_id":"s"}`,
+		`{"transcript_path":"/h/.codex/s.jsonl","transcript_path":null}`,
+		`{"timestamp":"x","session_id":"s"}`,
+		`{"timestamp":"x","permission_mode":"default"}`,
+		`{"hook_event_name":"BeforeTool"}`, `{"hook_event_name":"beforeSubmitPrompt"}`, `{"workspace_roots":[]}`,
+		`[1]`, `{`, ``,
+	}
+	files, _ := filepath.Glob("../testdata/realdata/payloads/*.json")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		payloads = append(payloads, string(b))
+	}
+	seen := map[Runtime]int{}
+	for _, pl := range payloads {
+		got, want := DetectRuntime([]byte(pl)), detectRuntimeByGet([]byte(pl))
+		if got != want {
+			t.Fatalf("DetectRuntime(%.200s) = %q, want %q", pl, got, want)
+		}
+		seen[got]++
+	}
+	if len(seen) < 4 {
+		t.Fatalf("payloads cover only %v", seen)
+	}
+}
+
+func detectRuntimeByGet(payload []byte) Runtime {
+	if checkObject(payload) != nil {
+		return ""
+	}
+	p := gjson.ParseBytes(payload)
+	name := p.Get("hook_event_name").String()
+	switch {
+	case isCursorEvent(name),
+		p.Get("conversation_id").Exists(),
+		p.Get("generation_id").Exists(),
+		p.Get("workspace_roots").Exists():
+		return Cursor
+	case geminiEvents[name]:
+		return Gemini
+	case p.Get("turn_id").Exists():
+		return Codex
+	}
+	tp := p.Get("transcript_path")
+	if (tp.Exists() && tp.Type == gjson.Null) || strings.Contains(tp.String(), "/.codex/") {
+		return Codex
+	}
+	if p.Get("timestamp").Exists() && !p.Get("permission_mode").Exists() {
+		return Gemini
+	}
+	return Claude
+}
