@@ -124,3 +124,25 @@ func TestAppendManifestIsCanonical(t *testing.T) {
 		}
 	}
 }
+
+// readFile returns what os.ReadFile returns.
+func TestReadFileMatchesOS(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 511, 512, 513, 70_000} {
+		p := filepath.Join(dir, "f")
+		data := bytes.Repeat([]byte("v"), n)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readFile(p)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("readFile(%d bytes) = %d bytes, %v", n, len(got), err)
+		}
+	}
+	if _, err := readFile(filepath.Join(dir, "missing")); !isNotExist(err) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if _, err := readFile(dir); err == nil {
+		t.Fatal("reading a directory succeeded")
+	}
+}

@@ -94,7 +94,7 @@ var errBadState = errors.New("verified-prefix state invalid")
 // problem yields errBadState (or fs.ErrNotExist) and the caller verifies
 // from the start.
 func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
-	b, err := os.ReadFile(statePath(sf))
+	b, err := readFile(statePath(sf))
 	if err != nil {
 		return nil, err
 	}

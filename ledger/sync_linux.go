@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"errors"
+	"io"
 	"os"
 	"syscall"
 
@@ -79,4 +81,31 @@ func startWriteback(f *os.File) {
 	c.Control(func(fd uintptr) {
 		unix.SyncFileRange(int(fd), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 	})
+}
+
+// readFile is os.ReadFile through openFile.
+func readFile(name string) ([]byte, error) {
+	f, err := openFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 512
+	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() < 1<<30 {
+		size = int(st.Size()) + 1
+	}
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return b, nil
+			}
+			return nil, err
+		}
+	}
 }

@@ -17,3 +17,6 @@ func tryLock(path string) (unlock func(), ok bool) { return nil, false }
 
 // startWriteback does nothing here (see sync_linux.go).
 func startWriteback(f *os.File) {}
+
+// readFile is os.ReadFile.
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
