@@ -3,6 +3,7 @@ package canonjson
 import (
 	"bytes"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -254,6 +255,21 @@ type fastMember struct {
 	start, end int // the value's canonical bytes in the scratch buffer
 }
 
+// sortMembers sorts by key, bytewise: an insertion sort for the few
+// members of a tool's arguments, sort.Slice past that (no generic sort
+// instantiated for one struct type: every hook binary links this).
+func sortMembers(m []fastMember) {
+	if len(m) > 24 {
+		sort.Slice(m, func(i, j int) bool { return m[i].key < m[j].key })
+		return
+	}
+	for i := 1; i < len(m); i++ {
+		for j := i; j > 0 && m[j].key < m[j-1].key; j-- {
+			m[j], m[j-1] = m[j-1], m[j]
+		}
+	}
+}
+
 func (p *fastParser) object(dst []byte, depth int) ([]byte, bool) {
 	p.i++
 	p.ws()
@@ -296,7 +312,7 @@ func (p *fastParser) object(dst []byte, depth int) ([]byte, bool) {
 		}
 		p.i++
 	}
-	slices.SortFunc(members, func(a, b fastMember) int { return strings.Compare(a.key, b.key) })
+	sortMembers(members)
 	dst = append(dst, '{')
 	for i, m := range members {
 		if i > 0 {

@@ -3,6 +3,8 @@ package canonjson
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -14,7 +16,21 @@ var fastSeeds = []string{
 	`{"a":1,"a":2}`,
 	`"\ud83d\ude00"`, `"\udc90"`, "\"\xff\"", "\"a\x01\"",
 	`[1,2,]`, `{"a":1,}`, `01`, `1.`, `-`, `1e`, `.5`, `tru`, `nul`, `{"a"}`, `{"a":1} x`, ``, ` `,
+	manyKeys(40), manyKeys(25), manyKeys(24),
 	`123`, `-0`, `0.0e-0`, `"x"`, `[]`, `{}`, `[[[[[]]]]]`, `{"a":{"c":{"b":1,"a":2}}}`,
+}
+
+// manyKeys is an object of n members in descending key order.
+func manyKeys(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := n; i > 0; i-- {
+		if i < n {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%03d":%d`, i, i)
+	}
+	return b.String() + "}"
 }
 
 // The fast path writes encoding/json's bytes whenever it answers, and
@@ -40,6 +56,7 @@ func FuzzCanonicalFast(f *testing.F) {
 
 func TestCanonicalFastAgreesAndAnswers(t *testing.T) {
 	answers := map[string]bool{ // whether the fast path handles it
+		manyKeys(40): true, manyKeys(24): true,
 		fastSeeds[0]: true, fastSeeds[1]: true, fastSeeds[2]: true, fastSeeds[3]: true,
 		`{"a":1,"a":2}`: false, `"\ud83d\ude00"`: false, "\"\xff\"": false, `[1,2,]`: false, `{"a":1} x`: false,
 	}
