@@ -14,6 +14,11 @@ func DecodeClaude(payload []byte) (*Event, error) {
 	if err := checkObject(payload); err != nil {
 		return nil, err
 	}
+	return decodeClaude(payload)
+}
+
+// decodeClaude is DecodeClaude on a payload checkObject accepted.
+func decodeClaude(payload []byte) (*Event, error) {
 	e, err := decodeClaudeShape(gjson.ParseBytes(payload), Claude)
 	if err != nil {
 		return nil, err

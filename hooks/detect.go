@@ -59,6 +59,11 @@ func DetectRuntime(payload []byte) Runtime {
 	if checkObject(payload) != nil {
 		return ""
 	}
+	return detectRuntime(payload)
+}
+
+// detectRuntime is DetectRuntime on a payload checkObject accepted.
+func detectRuntime(payload []byte) Runtime {
 	var f [len(detectFields)]gjson.Result
 	topFields(gjson.ParseBytes(payload), detectFields[:], f[:])
 	name := f[dfHookEventName].String()

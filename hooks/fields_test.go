@@ -172,3 +172,25 @@ func detectRuntimeByGet(payload []byte) Runtime {
 	}
 	return Claude
 }
+
+// Decode without a runtime validates once and answers as detecting and
+// then decoding (each validating) did.
+func TestDecodeDetectsOnce(t *testing.T) {
+	payloads := []string{`{`, `[]`, ``, `{"session_id":"s"}`, `{"hook_event_name":"BeforeTool","session_id":"s"}`}
+	files, _ := filepath.Glob("../testdata/realdata/payloads/*.json")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		payloads = append(payloads, string(b))
+	}
+	for _, pl := range payloads {
+		got, gerr := Decode([]byte(pl), "")
+		rt := DetectRuntime([]byte(pl))
+		if rt == "" {
+			rt = Claude
+		}
+		want, werr := Decode([]byte(pl), rt)
+		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Decode(%.200s, \"\") = %+v, %v; want %+v, %v", pl, got, gerr, want, werr)
+		}
+	}
+}
