@@ -116,22 +116,6 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 // (Codex's apply_patch and shell output), with or without the colon.
 var exitCodeLine = lazyRegexp(`^(?:Error: )?Exit code:? (\d+)`)
 
-// responseFields are the members of a tool response classifyFailure
-// reads, indexed by the rf constants.
-var responseFields = [...]string{
-	rfIsError: "is_error", rfInterrupted: "interrupted", rfExitCode: "exit_code",
-	rfExitCodeCamel: "exitCode", rfReturnCode: "returncode", rfMetadata: "metadata",
-}
-
-const (
-	rfIsError = iota
-	rfInterrupted
-	rfExitCode
-	rfExitCodeCamel
-	rfReturnCode
-	rfMetadata
-)
-
 // classifyFailure marks an event failed from whatever evidence its runtime
 // gives: the failure event itself, an is_error flag, an explicit exit
 // code, an interrupted flag, or a string result that starts with its exit
@@ -141,18 +125,14 @@ func classifyFailure(e *Event) {
 		e.Failed = true
 	}
 	r := gjson.ParseBytes(e.ToolResponse)
-	// one pass over the response for its members (topFields), which
-	// may hold a large output
-	var f [len(responseFields)]gjson.Result
-	topFields(r, responseFields[:], f[:])
-	if f[rfIsError].Bool() || f[rfInterrupted].Bool() {
+	if r.Get("is_error").Bool() || r.Get("interrupted").Bool() {
 		e.Failed = true
 	}
-	if f[rfInterrupted].Bool() {
+	if r.Get("interrupted").Bool() {
 		e.Interrupted = true
 	}
-	for _, v := range []gjson.Result{f[rfExitCode], f[rfExitCodeCamel], f[rfReturnCode], f[rfMetadata].Get("exit_code")} {
-		if v.Type == gjson.Number {
+	for _, k := range []string{"exit_code", "exitCode", "returncode", "metadata.exit_code"} {
+		if v := r.Get(k); v.Type == gjson.Number {
 			code := int(v.Int())
 			e.ExitCode = &code
 		}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -193,62 +192,5 @@ func TestDecodeDetectsOnce(t *testing.T) {
 		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("Decode(%.200s, \"\") = %+v, %v; want %+v, %v", pl, got, gerr, want, werr)
 		}
-	}
-}
-
-// classifyFailure reads a response as the Get-by-Get version did.
-func TestClassifyFailureMatchesGet(t *testing.T) {
-	responses := []string{
-		`{"is_error":true}`, `{"interrupted":true,"interrupted":false}`, `{"exit_code":0,"exit_code":3}`,
-		`{"exitCode":2,"returncode":0}`, `{"metadata":{"exit_code":7},"exit_code":1}`, `{"metadata":{"exit_code":"7"}}`,
-		`{"stdout":"` + strings.Repeat("o", 50_000) + `","returncode":1}`, `{"exit_code":"1"}`, `{"metadata":5}`,
-		`"Exit code: 4\nout"`, `"Error: Exit code 2"`, `[{"exit_code":1}]`, `5`, `null`, ``,
-	}
-	files, _ := filepath.Glob("../testdata/realdata/payloads/*.json")
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		responses = append(responses, gjson.GetBytes(b, "tool_response").Raw)
-	}
-	for _, name := range []string{PostToolUse, PostToolUseFailure} {
-		for _, resp := range responses {
-			got := &Event{Name: name, ToolResponse: []byte(resp)}
-			want := &Event{Name: name, ToolResponse: []byte(resp)}
-			classifyFailure(got)
-			classifyFailureByGet(want)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("classifyFailure(%.200s): %+v, want %+v", resp, got, want)
-			}
-		}
-	}
-}
-
-func classifyFailureByGet(e *Event) {
-	if e.Name == PostToolUseFailure {
-		e.Failed = true
-	}
-	r := gjson.ParseBytes(e.ToolResponse)
-	if r.Get("is_error").Bool() || r.Get("interrupted").Bool() {
-		e.Failed = true
-	}
-	if r.Get("interrupted").Bool() {
-		e.Interrupted = true
-	}
-	for _, k := range []string{"exit_code", "exitCode", "returncode", "metadata.exit_code"} {
-		if v := r.Get(k); v.Type == gjson.Number {
-			code := int(v.Int())
-			e.ExitCode = &code
-		}
-	}
-	if r.Type == gjson.String {
-		if m := exitCodeLine().FindStringSubmatch(r.String()); m != nil {
-			code, _ := strconv.Atoi(m[1])
-			e.ExitCode = &code
-		}
-	}
-	if e.ExitCode != nil && *e.ExitCode != 0 {
-		e.Failed = true
-	}
-	if e.Interrupted {
-		e.Failed = true
 	}
 }
