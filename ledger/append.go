@@ -175,17 +175,17 @@ func lockShared(path string) (func(), error) {
 
 // writer is one locked append session on a ledger file.
 type writer struct {
-	l       *Ledger
-	sf      sessionFiles
-	session string
-	f       *os.File
-	head    *os.File // nil until the head exists
-	pack    *os.File // nil until the pack exists
-	tree    *fileTree
-	n       int64
-	end     int64
-	last    string
-	size    int64 // current file size
+	l        *Ledger
+	sf       sessionFiles
+	session  string
+	f        *os.File
+	headFile *os.File // nil until the head exists
+	pack     *os.File // nil until the pack exists
+	tree     *fileTree
+	n        int64
+	end      int64
+	last     string
+	size     int64 // current file size
 	// packEnd is where the committed entries' bundles end in the pack
 	// (the head's "pack"); -1 for a head written before it was recorded.
 	packEnd int64
@@ -209,7 +209,7 @@ func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
 		return nil, err
 	}
 	w := &writer{l: l, sf: sf, session: session, f: f, tree: newFileTree(tf), last: zeroHash}
-	if w.head, err = openFile(sf.head, os.O_RDWR, 0); err != nil && !isNotExist(err) {
+	if w.headFile, err = openFile(sf.head, os.O_RDWR, 0); err != nil && !isNotExist(err) {
 		w.close()
 		return nil, err
 	}
@@ -225,8 +225,8 @@ func (l *Ledger) openWriter(sf sessionFiles, session string) (*writer, error) {
 func (w *writer) close() {
 	w.f.Close()
 	w.tree.f.Close()
-	if w.head != nil {
-		w.head.Close()
+	if w.headFile != nil {
+		w.headFile.Close()
 	}
 	if w.pack != nil {
 		w.pack.Close()
@@ -353,10 +353,10 @@ func (w *writer) recover() error {
 // readHead is readHead on the open head file; a missing head is
 // fs.ErrNotExist.
 func (w *writer) readHead() (*Checkpoint, error) {
-	if w.head == nil {
+	if w.headFile == nil {
 		return nil, fs.ErrNotExist
 	}
-	b, err := readAllAt(w.head)
+	b, err := readAllAt(w.headFile)
 	if err != nil {
 		return nil, err
 	}
@@ -582,12 +582,12 @@ func (w *writer) writeHead() error {
 	if err != nil {
 		return err
 	}
-	if w.head == nil {
-		if w.head, err = openFile(w.sf.head, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	if w.headFile == nil {
+		if w.headFile, err = openFile(w.sf.head, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 			return fmt.Errorf("write ledger head: %w", err)
 		}
 	}
-	if err := writeHeadSlotTo(w.head, w.n, msg); err != nil {
+	if err := writeHeadSlotTo(w.headFile, w.n, msg); err != nil {
 		return fmt.Errorf("write ledger head: %w", err)
 	}
 	return nil
