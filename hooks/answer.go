@@ -48,7 +48,21 @@ func Encode(rt Runtime, a Answer) ([]byte, int, error) {
 // the payload (DetectRuntime).
 func Decode(payload []byte, rt Runtime) (*Event, error) {
 	if rt == "" {
-		rt = DetectRuntime(payload)
+		// one validation of the payload for detection and decoding: it
+		// costs a pass over the whole tool output
+		if err := checkObject(payload); err != nil {
+			return nil, err
+		}
+		switch detectRuntime(payload) {
+		case Codex:
+			return decodeCodex(payload)
+		case Gemini:
+			return decodeGemini(payload)
+		case Cursor:
+			return decodeCursor(payload)
+		default:
+			return decodeClaude(payload)
+		}
 	}
 	switch rt {
 	case Claude, "":

@@ -14,6 +14,11 @@ func DecodeClaude(payload []byte) (*Event, error) {
 	if err := checkObject(payload); err != nil {
 		return nil, err
 	}
+	return decodeClaude(payload)
+}
+
+// decodeClaude is DecodeClaude on a payload checkObject accepted.
+func decodeClaude(payload []byte) (*Event, error) {
 	e, err := decodeClaudeShape(gjson.ParseBytes(payload), Claude)
 	if err != nil {
 		return nil, err
@@ -22,41 +27,79 @@ func DecodeClaude(payload []byte) (*Event, error) {
 	return e, nil
 }
 
+// claudeFields are the members decodeClaudeShape reads, indexed by the
+// cf constants.
+var claudeFields = [...]string{
+	cfHookEventName: "hook_event_name", cfSessionID: "session_id", cfTurnID: "turn_id",
+	cfTranscriptPath: "transcript_path", cfCwd: "cwd", cfPermissionMode: "permission_mode",
+	cfModel: "model", cfAgentID: "agent_id", cfAgentType: "agent_type",
+	cfAgentTranscriptPath: "agent_transcript_path", cfToolName: "tool_name",
+	cfToolUseID: "tool_use_id", cfDurationMS: "duration_ms", cfError: "error",
+	cfIsInterrupt: "is_interrupt", cfStopHookActive: "stop_hook_active",
+	cfLastAssistantMessage: "last_assistant_message", cfToolInput: "tool_input",
+	cfToolResponse: "tool_response", cfPrompt: "prompt",
+}
+
+const (
+	cfHookEventName = iota
+	cfSessionID
+	cfTurnID
+	cfTranscriptPath
+	cfCwd
+	cfPermissionMode
+	cfModel
+	cfAgentID
+	cfAgentType
+	cfAgentTranscriptPath
+	cfToolName
+	cfToolUseID
+	cfDurationMS
+	cfError
+	cfIsInterrupt
+	cfStopHookActive
+	cfLastAssistantMessage
+	cfToolInput
+	cfToolResponse
+	cfPrompt
+)
+
 // decodeClaudeShape reads the fields of Claude Code's payload shape, which
 // Codex CLI shares, and checks the two every event must have.
 func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
+	var f [len(claudeFields)]gjson.Result
+	topFields(p, claudeFields[:], f[:])
 	e := &Event{
 		Runtime:                 rt,
-		RawName:                 p.Get("hook_event_name").String(),
-		SessionID:               p.Get("session_id").String(),
-		TurnID:                  p.Get("turn_id").String(),
-		TranscriptPath:          p.Get("transcript_path").String(),
-		Cwd:                     p.Get("cwd").String(),
-		PermissionMode:          p.Get("permission_mode").String(),
-		Model:                   p.Get("model").String(),
-		AgentID:                 p.Get("agent_id").String(),
-		AgentType:               p.Get("agent_type").String(),
-		AgentTranscriptPath:     p.Get("agent_transcript_path").String(),
-		ToolName:                p.Get("tool_name").String(),
-		ToolUseID:               p.Get("tool_use_id").String(),
-		DurationMS:              p.Get("duration_ms").Int(),
-		Error:                   p.Get("error").String(),
-		Interrupted:             p.Get("is_interrupt").Bool(),
-		StopHookActive:          p.Get("stop_hook_active").Bool(),
-		LastAssistantMessage:    p.Get("last_assistant_message").String(),
-		HasLastAssistantMessage: p.Get("last_assistant_message").Type == gjson.String,
+		RawName:                 f[cfHookEventName].String(),
+		SessionID:               f[cfSessionID].String(),
+		TurnID:                  f[cfTurnID].String(),
+		TranscriptPath:          f[cfTranscriptPath].String(),
+		Cwd:                     f[cfCwd].String(),
+		PermissionMode:          f[cfPermissionMode].String(),
+		Model:                   f[cfModel].String(),
+		AgentID:                 f[cfAgentID].String(),
+		AgentType:               f[cfAgentType].String(),
+		AgentTranscriptPath:     f[cfAgentTranscriptPath].String(),
+		ToolName:                f[cfToolName].String(),
+		ToolUseID:               f[cfToolUseID].String(),
+		DurationMS:              f[cfDurationMS].Int(),
+		Error:                   f[cfError].String(),
+		Interrupted:             f[cfIsInterrupt].Bool(),
+		StopHookActive:          f[cfStopHookActive].Bool(),
+		LastAssistantMessage:    f[cfLastAssistantMessage].String(),
+		HasLastAssistantMessage: f[cfLastAssistantMessage].Type == gjson.String,
 	}
 	e.Name = e.RawName
 	if e.ToolName != "" {
 		e.ToolKind = KindOf(e.ToolName)
 	}
-	if v := p.Get("tool_input"); v.Exists() {
+	if v := f[cfToolInput]; v.Exists() {
 		e.ToolInput = json.RawMessage(v.Raw)
 	}
-	if v := p.Get("tool_response"); v.Exists() {
+	if v := f[cfToolResponse]; v.Exists() {
 		e.ToolResponse = json.RawMessage(v.Raw)
 	}
-	if v := p.Get("prompt"); e.Name == UserPromptSubmit && v.Type == gjson.String {
+	if v := f[cfPrompt]; e.Name == UserPromptSubmit && v.Type == gjson.String {
 		e.Prompt, e.HasPrompt = v.String(), true
 	}
 	if e.RawName == "" {

@@ -40,6 +40,11 @@ func DecodeCodex(payload []byte) (*Event, error) {
 	if err := checkObject(payload); err != nil {
 		return nil, err
 	}
+	return decodeCodex(payload)
+}
+
+// decodeCodex is DecodeCodex on a payload checkObject accepted.
+func decodeCodex(payload []byte) (*Event, error) {
 	p := gjson.ParseBytes(payload)
 	if err := stringFields(p, "hook_event_name", "session_id", "turn_id", "transcript_path",
 		"cwd", "tool_name", "tool_use_id", "last_assistant_message", "agent_id", "prompt"); err != nil {

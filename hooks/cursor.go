@@ -52,6 +52,11 @@ func DecodeCursor(payload []byte) (*Event, error) {
 	if err := checkObject(payload); err != nil {
 		return nil, err
 	}
+	return decodeCursor(payload)
+}
+
+// decodeCursor is DecodeCursor on a payload checkObject accepted.
+func decodeCursor(payload []byte) (*Event, error) {
 	p := gjson.ParseBytes(payload)
 	if err := stringFields(p, "hook_event_name", "conversation_id", "generation_id", "cwd",
 		"command", "tool_name", "file_path", "transcript_path", "status", "prompt"); err != nil {

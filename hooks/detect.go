@@ -63,28 +63,53 @@ func DetectRuntime(payload []byte) Runtime {
 	if checkObject(payload) != nil {
 		return ""
 	}
-	p := gjson.ParseBytes(payload)
-	name := p.Get("hook_event_name").String()
+	return detectRuntime(payload)
+}
+
+// detectRuntime is DetectRuntime on a payload checkObject accepted.
+func detectRuntime(payload []byte) Runtime {
+	var f [len(detectFields)]gjson.Result
+	topFields(gjson.ParseBytes(payload), detectFields[:], f[:])
+	name := f[dfHookEventName].String()
 	switch {
 	case isCursorEvent(name),
-		p.Get("conversation_id").Exists(),
-		p.Get("generation_id").Exists(),
-		p.Get("workspace_roots").Exists():
+		f[dfConversationID].Exists(),
+		f[dfGenerationID].Exists(),
+		f[dfWorkspaceRoots].Exists():
 		return Cursor
 	case isGeminiEvent(name):
 		return Gemini
-	case p.Get("turn_id").Exists():
+	case f[dfTurnID].Exists():
 		return Codex
 	}
-	tp := p.Get("transcript_path")
+	tp := f[dfTranscriptPath]
 	if (tp.Exists() && tp.Type == gjson.Null) || strings.Contains(tp.String(), "/.codex/") {
 		return Codex
 	}
-	if p.Get("timestamp").Exists() && !p.Get("permission_mode").Exists() {
+	if f[dfTimestamp].Exists() && !f[dfPermissionMode].Exists() {
 		return Gemini
 	}
 	return Claude
 }
+
+// detectFields are the members DetectRuntime reads (topFields), indexed
+// by the df constants.
+var detectFields = [...]string{
+	dfHookEventName: "hook_event_name", dfConversationID: "conversation_id",
+	dfGenerationID: "generation_id", dfWorkspaceRoots: "workspace_roots", dfTurnID: "turn_id",
+	dfTranscriptPath: "transcript_path", dfTimestamp: "timestamp", dfPermissionMode: "permission_mode",
+}
+
+const (
+	dfHookEventName = iota
+	dfConversationID
+	dfGenerationID
+	dfWorkspaceRoots
+	dfTurnID
+	dfTranscriptPath
+	dfTimestamp
+	dfPermissionMode
+)
 
 // BlockExitCode is the exit code with which a hook of runtime rt blocks
 // when it cannot produce its JSON answer (the fail-closed path): the

@@ -59,6 +59,11 @@ func DecodeGemini(payload []byte) (*Event, error) {
 	if err := checkObject(payload); err != nil {
 		return nil, err
 	}
+	return decodeGemini(payload)
+}
+
+// decodeGemini is DecodeGemini on a payload checkObject accepted.
+func decodeGemini(payload []byte) (*Event, error) {
 	p := gjson.ParseBytes(payload)
 	if err := stringFields(p, "hook_event_name", "session_id", "transcript_path", "cwd",
 		"tool_name", "prompt_response", "prompt"); err != nil {

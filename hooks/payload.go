@@ -44,3 +44,20 @@ func stringFields(p gjson.Result, names ...string) error {
 	}
 	return nil
 }
+
+// topFields sets out[i] to the member names[i] of the object p, as
+// p.Get(names[i]) returns it (the first member of that name; names are
+// plain, without gjson path syntax), in one pass over p: each Get scans
+// the payload from its start, past a tool output of any size, and most
+// of the names are absent from any one runtime's payload.
+func topFields(p gjson.Result, names []string, out []gjson.Result) {
+	p.ForEach(func(key, value gjson.Result) bool {
+		for i, n := range names {
+			if key.Str == n && !out[i].Exists() {
+				out[i] = value
+				break
+			}
+		}
+		return true
+	})
+}

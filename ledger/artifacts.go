@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,58 +57,218 @@ func openPack(sessionDir string) (*os.File, error) {
 	if err := os.MkdirAll(sessionDir, 0o700); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(sessionDir, PackName), os.O_RDWR|os.O_CREATE, 0o600)
+	return openFile(filepath.Join(sessionDir, PackName), os.O_RDWR|os.O_CREATE, 0o600)
 }
 
 // writeBundle writes a bundle at offset start of pack: the inPlace bytes
-// already there (the file "torn-pack", see seal), then arts, then the
-// manifest. It returns the manifest digest ("sha256:<hex>") and the
-// bundle's end offset. The caller holds the session lock and syncs.
-func writeBundle(pack *os.File, start, inPlace int64, arts []Artifact) (string, int64, error) {
-	w := &offsetWriter{f: pack, off: start + inPlace}
-	m := Manifest{V: 1}
-	seen := map[string]bool{}
-	buf := make([]byte, 64<<10)
+// already there (the file "torn-pack", see seal), then arts with every
+// secret replaced (redact.go), then the manifest. It returns the manifest
+// digest ("sha256:<hex>"), the bundle's end offset and the names of the
+// artifacts in which key material was replaced. The caller holds the
+// session lock and syncs.
+//
+// The bundle is assembled in memory and written with one pwrite (large
+// artifacts are streamed through in bundleFlush pieces). An artifact whose
+// reader is a *bytes.Reader or *strings.Reader (as the hooks pass) of
+// up to redactChunk bytes, is read into the bundle at once
+// and redacted in place: the bytes are the ones the streaming
+// redactReader writes, which reads such a reader in one chunk.
+func writeBundle(pack *os.File, start, inPlace int64, arts []Artifact, secrets [][]byte) (string, int64, []string, error) {
+	total := 256
+	for _, a := range arts {
+		if n, ok := inMemoryLen(a.Data); ok {
+			total += n + 128
+		}
+	}
+	w := &bundleWriter{f: pack, off: start + inPlace, buf: make([]byte, 0, min(total, bundleFlush))}
+	files := make([]ManifestFile, 0, len(arts)+1)
+	var redacted []string
 	if inPlace > 0 {
 		h := sha256.New()
-		if _, err := io.CopyBuffer(h, io.NewSectionReader(pack, start, inPlace), buf); err != nil {
-			return "", 0, fmt.Errorf("store artifact torn-pack: %w", err)
+		if _, err := io.CopyBuffer(h, io.NewSectionReader(pack, start, inPlace), make([]byte, 64<<10)); err != nil {
+			return "", 0, nil, fmt.Errorf("store artifact torn-pack: %w", err)
 		}
-		m.Files = append(m.Files, ManifestFile{Name: "torn-pack", Size: inPlace, SHA256: hex.EncodeToString(h.Sum(nil))})
-		seen["torn-pack"] = true
+		files = append(files, ManifestFile{Name: "torn-pack", Size: inPlace, SHA256: hex.EncodeToString(h.Sum(nil))})
 	}
 	for _, a := range arts {
-		if !validArtifactName(a.Name) || seen[a.Name] {
-			return "", 0, fmt.Errorf("store artifact %q: %w", a.Name, errBadArtifactName)
+		if !validArtifactName(a.Name) || hasFile(files, a.Name) {
+			return "", 0, nil, fmt.Errorf("store artifact %q: %w", a.Name, errBadArtifactName)
 		}
-		seen[a.Name] = true
-		h := sha256.New()
-		n, err := io.CopyBuffer(io.MultiWriter(w, h), a.Data, buf)
+		n, sum, count, err := w.artifact(a.Data, secrets)
 		if err != nil {
-			return "", 0, fmt.Errorf("store artifact %q: %w", a.Name, err)
+			return "", 0, nil, fmt.Errorf("store artifact %q: %w", a.Name, err)
 		}
-		m.Files = append(m.Files, ManifestFile{Name: a.Name, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+		if count > 0 {
+			redacted = append(redacted, a.Name)
+		}
+		files = append(files, ManifestFile{Name: a.Name, Size: n, SHA256: hex.EncodeToString(sum[:])})
 	}
-	mb, err := canonjson.Marshal(m)
-	if err != nil {
-		return "", 0, err
+	mstart := len(w.buf)
+	var err error
+	if w.buf, err = appendManifest(w.buf, files); err != nil {
+		return "", 0, nil, err
 	}
-	if _, err := fmt.Fprintf(w, "%s\n%016d\n", mb, len(mb)); err != nil {
-		return "", 0, fmt.Errorf("store artifact manifest: %w", err)
+	mlen := len(w.buf) - mstart
+	sum := sha256.Sum256(w.buf[mstart:])
+	w.buf = append(w.buf, '\n')
+	w.buf = appendPadded(w.buf, mlen)
+	w.buf = append(w.buf, '\n')
+	if err := w.flush(); err != nil {
+		return "", 0, nil, fmt.Errorf("store artifact manifest: %w", err)
 	}
-	sum := sha256.Sum256(mb)
-	return "sha256:" + hex.EncodeToString(sum[:]), w.off, nil
+	return "sha256:" + hex.EncodeToString(sum[:]), w.off, redacted, nil
 }
 
-type offsetWriter struct {
+func hasFile(files []ManifestFile, name string) bool {
+	for _, f := range files {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// appendPadded appends n as 16 decimal digits, zero-padded (the trailer).
+func appendPadded(dst []byte, n int) []byte {
+	var d [16]byte
+	for i := len(d) - 1; i >= 0; i-- {
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(dst, d[:]...)
+}
+
+// appendManifest appends the manifest's canonical JSON (canonjson's
+// bytes for Manifest{V: 1, Files: files}): written directly when every
+// name is plain ASCII, which canonjson leaves as is, else by canonjson.
+func appendManifest(dst []byte, files []ManifestFile) ([]byte, error) {
+	for _, f := range files {
+		if !plainJSONString(f.Name) {
+			mb, err := canonjson.Marshal(Manifest{V: 1, Files: slices.Clip(files)})
+			if err != nil {
+				return nil, err
+			}
+			return append(dst, mb...), nil
+		}
+	}
+	if len(files) == 0 { // as a nil slice encodes
+		return append(dst, `{"files":null,"v":1}`...), nil
+	}
+	dst = append(dst, `{"files":[`...)
+	for i, f := range files {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"name":"`...)
+		dst = append(dst, f.Name...)
+		dst = append(dst, `","sha256":"`...)
+		dst = append(dst, f.SHA256...)
+		dst = append(dst, `","size":`...)
+		dst = strconv.AppendInt(dst, f.Size, 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, `],"v":1}`...), nil
+}
+
+// plainJSONString reports whether s is encoded as itself between quotes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// bundleFlush is how much of a bundle is held in memory before it is
+// written out.
+const bundleFlush = 256 << 10
+
+// bundleWriter assembles a bundle at off in pack.
+type bundleWriter struct {
 	f   *os.File
-	off int64
+	off int64 // where buf's first byte goes
+	buf []byte
 }
 
-func (w *offsetWriter) Write(p []byte) (int, error) {
-	n, err := w.f.WriteAt(p, w.off)
+func (w *bundleWriter) Write(p []byte) (int, error) {
+	if len(w.buf)+len(p) > bundleFlush {
+		if err := w.flush(); err != nil {
+			return 0, err
+		}
+		if len(p) >= bundleFlush {
+			n, err := w.f.WriteAt(p, w.off)
+			w.off += int64(n)
+			return n, err
+		}
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}
+
+func (w *bundleWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.f.WriteAt(w.buf, w.off)
 	w.off += int64(n)
-	return n, err
+	w.buf = w.buf[:0]
+	return err
+}
+
+// artifact appends one artifact's bytes, redacted, and returns its size,
+// digest and the number of secrets replaced.
+func (w *bundleWriter) artifact(r io.Reader, secrets [][]byte) (int64, [sha256.Size]byte, int, error) {
+	if n, ok := inMemoryLen(r); ok {
+		if len(w.buf)+n > bundleFlush {
+			if err := w.flush(); err != nil {
+				return 0, [sha256.Size]byte{}, 0, err
+			}
+		}
+		at := len(w.buf)
+		w.buf = slices.Grow(w.buf, n)[:at+n]
+		if _, err := io.ReadFull(r, w.buf[at:]); err != nil {
+			return 0, [sha256.Size]byte{}, 0, err
+		}
+		count := 0
+		if containsAny(w.buf[at:], secrets) {
+			red, c := redactBytes(slices.Clone(w.buf[at:]), secrets)
+			w.buf = append(w.buf[:at], red...)
+			count = c
+		}
+		return int64(len(w.buf) - at), sha256.Sum256(w.buf[at:]), count, nil
+	}
+	rr := newRedactReader(r, secrets)
+	h := sha256.New()
+	n, err := io.CopyBuffer(io.MultiWriter(w, h), rr, make([]byte, redactChunk))
+	if err != nil {
+		return n, [sha256.Size]byte{}, 0, err
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return n, sum, rr.count, nil
+}
+
+// inMemoryLen returns the unread length of a *bytes.Reader or
+// *strings.Reader of at most redactChunk bytes.
+func inMemoryLen(r io.Reader) (int, bool) {
+	n := -1
+	switch r := r.(type) {
+	case *bytes.Reader:
+		n = r.Len()
+	case *strings.Reader:
+		n = r.Len()
+	}
+	return n, n >= 0 && n <= redactChunk
+}
+
+func containsAny(b []byte, secrets [][]byte) bool {
+	for _, s := range secrets {
+		if bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // bundle is one entry's bundle in an opened pack, its manifest checked.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -30,6 +31,11 @@ func readHead(path string, verifiers note.Verifiers) (*Checkpoint, []byte, error
 	if err != nil {
 		return nil, nil, err
 	}
+	return parseHead(b, verifiers)
+}
+
+// parseHead is readHead on the head file's bytes.
+func parseHead(b []byte, verifiers note.Verifiers) (*Checkpoint, []byte, error) {
 	var best *Checkpoint
 	var bestRaw []byte
 	var firstErr error
@@ -83,13 +89,41 @@ func writeHeadSlot(path string, size int64, note []byte) error {
 	if err != nil {
 		return err
 	}
-	slot := make([]byte, HeadSlotSize)
-	copy(slot, note)
-	_, err = f.WriteAt(slot, (size%2)*HeadSlotSize)
+	err = writeHeadSlotTo(f, size, note)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// writeHeadSlotTo is writeHeadSlot on the open head file.
+func writeHeadSlotTo(f *os.File, size int64, note []byte) error {
+	if len(note) > HeadSlotSize {
+		return fmt.Errorf("signed head is %d bytes, over the %d-byte slot", len(note), HeadSlotSize)
+	}
+	var slot [HeadSlotSize]byte
+	copy(slot[:], note)
+	_, err := f.WriteAt(slot[:], (size%2)*HeadSlotSize)
+	return err
+}
+
+// readAllAt reads f from offset 0 to its end, expecting a head's size.
+func readAllAt(f *os.File) ([]byte, error) {
+	b := make([]byte, 2*HeadSlotSize+1)
+	n := 0
+	for {
+		m, err := f.ReadAt(b[n:], int64(n))
+		n += m
+		if errors.Is(err, io.EOF) {
+			return b[:n], nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == len(b) {
+			b = append(b, make([]byte, len(b))...)
+		}
+	}
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -111,6 +111,9 @@ func redactBytes(b []byte, secrets [][]byte) ([]byte, int) {
 	return b, n
 }
 
+// redactChunk is how much a redactReader reads at a time.
+const redactChunk = 32 << 10
+
 // redactReader streams r with every secret replaced. It keeps back the
 // last maxLen-1 bytes of each chunk so a secret split across reads is
 // still found.
@@ -146,7 +149,7 @@ func (rr *redactReader) Read(p []byte) (int, error) {
 			break
 		}
 		if rr.chunk == nil {
-			rr.chunk = make([]byte, 32<<10)
+			rr.chunk = make([]byte, redactChunk)
 		}
 		n, err := rr.r.Read(rr.chunk)
 		rr.buf = append(rr.buf, rr.chunk[:n]...)

@@ -184,7 +184,7 @@ var errBadState = errors.New("verified-prefix state invalid")
 // problem yields errBadState (or fs.ErrNotExist) and the caller verifies
 // from the start.
 func (l *Ledger) readState(sf sessionFiles, session string) (*vstate, error) {
-	b, err := os.ReadFile(statePath(sf))
+	b, err := readFile(statePath(sf))
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +315,7 @@ func (l *Ledger) writeState(sf sessionFiles, session string, s *vstate) error {
 // which only costs the next reader the entries after it.
 func (l *Ledger) overwriteState(sf sessionFiles, session string, s *vstate) error {
 	data := l.stateBytes(session, s)
-	f, err := os.OpenFile(statePath(sf), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openFile(statePath(sf), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}

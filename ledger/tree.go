@@ -43,38 +43,58 @@ func (t *memTree) add(line []byte) error {
 
 func (t *memTree) root(n int64) (tlog.Hash, error) { return tlog.TreeHash(n, t) }
 
-// fileTree is the on-disk stored-hash file of one ledger.
-type fileTree struct{ f *os.File }
+// fileTree is the on-disk stored-hash file of one ledger, open for one
+// locked append. The hashes it reads or writes are kept: an append
+// computes the root of the tree it found and of the tree it leaves, and
+// both need mostly the same few hashes.
+type fileTree struct {
+	f     *os.File
+	known map[int64]tlog.Hash
+}
 
-func (t fileTree) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+func newFileTree(f *os.File) *fileTree {
+	return &fileTree{f: f, known: make(map[int64]tlog.Hash, 16)}
+}
+
+func (t *fileTree) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(indexes))
 	for i, x := range indexes {
+		if h, ok := t.known[x]; ok {
+			out[i] = h
+			continue
+		}
 		if _, err := t.f.ReadAt(out[i][:], x*tlog.HashSize); err != nil {
 			return nil, fmt.Errorf("read tree hash %d: %w", x, err)
 		}
+		t.known[x] = out[i]
 	}
 	return out, nil
 }
 
 // add appends the stored hashes for leaf n and returns the new root.
-func (t fileTree) add(n int64, line []byte) (tlog.Hash, error) {
+func (t *fileTree) add(n int64, line []byte) (tlog.Hash, error) {
 	hs, err := tlog.StoredHashes(n, line, t)
 	if err != nil {
 		return tlog.Hash{}, err
 	}
+	at := tlog.StoredHashCount(n)
 	buf := make([]byte, 0, len(hs)*tlog.HashSize)
 	for _, h := range hs {
 		buf = append(buf, h[:]...)
 	}
-	if _, err := t.f.WriteAt(buf, tlog.StoredHashCount(n)*tlog.HashSize); err != nil {
+	if _, err := t.f.WriteAt(buf, at*tlog.HashSize); err != nil {
+		clear(t.known) // the file's state is unknown now
 		return tlog.Hash{}, fmt.Errorf("write tree hashes: %w", err)
+	}
+	for i, h := range hs {
+		t.known[at+int64(i)] = h
 	}
 	return tlog.TreeHash(n+1, t)
 }
 
 // consistent reports whether the file holds exactly the stored hashes of
 // an n-leaf tree whose root is root.
-func (t fileTree) consistent(n int64, root tlog.Hash) bool {
+func (t *fileTree) consistent(n int64, root tlog.Hash) bool {
 	st, err := t.f.Stat()
 	if err != nil || st.Size() != tlog.StoredHashCount(n)*tlog.HashSize {
 		return false
@@ -87,7 +107,8 @@ func (t fileTree) consistent(n int64, root tlog.Hash) bool {
 }
 
 // rebuild rewrites the file from a memTree.
-func (t fileTree) rebuild(m *memTree) error {
+func (t *fileTree) rebuild(m *memTree) error {
+	clear(t.known)
 	if err := t.f.Truncate(0); err != nil {
 		return fmt.Errorf("rebuild tree hashes: %w", err)
 	}

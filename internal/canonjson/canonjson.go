@@ -18,6 +18,14 @@ import (
 // Canonical re-encodes one JSON value canonically. Trailing data after the
 // value is an error.
 func Canonical(raw []byte) ([]byte, error) {
+	if out, ok := canonicalFast(raw); ok {
+		return out, nil
+	}
+	return canonicalDecoded(raw)
+}
+
+// canonicalDecoded is Canonical through encoding/json.
+func canonicalDecoded(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -36,6 +44,11 @@ func Canonical(raw []byte) ([]byte, error) {
 func Marshal(v any) ([]byte, error) {
 	if raw, ok := v.(json.RawMessage); ok {
 		return Canonical(raw)
+	}
+	if m, ok := v.(map[string]any); ok {
+		if out, ok := marshalFast(m); ok {
+			return out, nil
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

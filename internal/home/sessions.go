@@ -45,7 +45,7 @@ func (h Home) RecordSessionForDir(cwd, session string) error {
 		}
 	}
 	p := h.dirKey(cwd)
-	if cur, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(cur)) == session {
+	if cur, err := readSmall(p); err == nil && strings.TrimSpace(string(cur)) == session {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

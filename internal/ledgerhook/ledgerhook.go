@@ -170,11 +170,23 @@ func record(ev *hooks.Event, payload []byte) ledger.Record {
 	}
 	if ev.ToolResponse != nil {
 		addBytes("response.json", ev.ToolResponse)
-		r := gjson.ParseBytes(ev.ToolResponse)
-		for _, k := range []string{"stdout", "stderr"} {
-			if v := r.Get(k); v.Type == gjson.String {
-				add(k, v.Str)
+		// stdout and stderr as r.Get finds them (the first of each
+		// name), in one pass over a response that may be large
+		var out, errOut gjson.Result
+		gjson.ParseBytes(ev.ToolResponse).ForEach(func(k, v gjson.Result) bool {
+			switch {
+			case k.Str == "stdout" && !out.Exists():
+				out = v
+			case k.Str == "stderr" && !errOut.Exists():
+				errOut = v
 			}
+			return true
+		})
+		if out.Type == gjson.String {
+			add("stdout", out.Str)
+		}
+		if errOut.Type == gjson.String {
+			add("stderr", errOut.Str)
 		}
 	}
 	if ev.Error != "" {
