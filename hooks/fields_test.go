@@ -158,7 +158,7 @@ func detectRuntimeByGet(payload []byte) Runtime {
 		p.Get("generation_id").Exists(),
 		p.Get("workspace_roots").Exists():
 		return Cursor
-	case geminiEvents[name]:
+	case isGeminiEvent(name):
 		return Gemini
 	case p.Get("turn_id").Exists():
 		return Codex
