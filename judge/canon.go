@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/docket/docket/internal/canonjson"
 )
 
 // The canonical encodings of the two values every call hashes or
@@ -379,58 +381,23 @@ func canonFloat(b []byte, f float64) ([]byte, bool) {
 	return b, true
 }
 
-const hexDigits = "0123456789abcdef"
-
 // canonString appends s quoted as canonjson writes it: encoding/json's
-// escaping without the HTML escapes ('"' and '\\' escaped; control
-// bytes as \b \f \n \r \t or \u00XX; U+2028 and U+2029 escaped), and
-// each byte of invalid UTF-8 replaced by U+FFFD, as decoding the first
+// escaping without the HTML escapes (canonjson.AppendString), with each
+// byte of invalid UTF-8 replaced by U+FFFD, as decoding the first
 // encoding's \ufffd gives it.
 func canonString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
+	if utf8.ValidString(s) {
+		return canonjson.AppendString(b, s)
+	}
+	v := make([]byte, 0, len(s)+8)
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, "\uFFFD"...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
+		if r == utf8.RuneError && size == 1 {
+			v = append(v, "\uFFFD"...)
+		} else {
+			v = append(v, s[i:i+size]...)
 		}
 		i += size
-		start = i
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return canonjson.AppendString(b, string(v))
 }
