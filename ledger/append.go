@@ -578,13 +578,18 @@ func (w *writer) write(e *Entry) error {
 	return w.head() // group.go
 }
 
-func (w *writer) writeHead() error {
+// signedHead is the head of the writer's current state, signed.
+func (w *writer) signedHead() ([]byte, error) {
 	root, err := treeRoot(w.tree, w.n)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c := &Checkpoint{Origin: Origin(w.session), Size: w.n, Root: root, End: w.end, Last: w.last, Pack: w.packEnd}
-	msg, err := signCheckpoint(c, newHeadMAC(w.l.keys.hmacKey))
+	return signCheckpoint(c, newHeadMAC(w.l.keys.hmacKey))
+}
+
+func (w *writer) writeHead() error {
+	msg, err := w.signedHead()
 	if err != nil {
 		return err
 	}

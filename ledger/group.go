@@ -327,12 +327,7 @@ func (w *writer) head() error {
 		}
 		return w.writeHead()
 	}
-	root, err := treeRoot(w.tree, w.n)
-	if err != nil {
-		return err
-	}
-	c := &Checkpoint{Origin: Origin(w.session), Size: w.n, Root: root, End: w.end, Last: w.last, Pack: w.packEnd}
-	msg, err := signCheckpoint(c, newHeadMAC(w.l.keys.hmacKey))
+	msg, err := w.signedHead()
 	if err != nil {
 		return err
 	}
