@@ -19,6 +19,7 @@ import (
 )
 
 const consoleUsage = `usage: docket console [--server URL] [--role reviewer|admin] [--name NAME] [--ttl 5m]
+       docket console --revoke NAME|all
 
 Prints a one-time login URL for the web console of 'docket serve' on
 stdout. The link works once and for --ttl (default 5m, at most 1h); it
@@ -33,6 +34,9 @@ Flags:
   --role ROLE    reviewer (default) or admin
   --name NAME    who the review trail names (default console-$USER)
   --ttl DURATION how long the link is valid (default 5m)
+  --revoke NAME  end every console session of NAME ("all": everyone's)
+                 begun until now, and drop NAME's unused links; the
+                 running console refuses them on their next request
 
 Exit codes: 0 printed, 1 failed (no server found), 2 usage error.
 `
@@ -47,8 +51,12 @@ func runConsole(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	role := fs.String("role", string(server.RoleReviewer), "")
 	name := fs.String("name", "", "")
 	ttl := fs.Duration("ttl", console.DefaultLoginTTL, "")
+	revoke := fs.String("revoke", "", "")
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
+	}
+	if *revoke != "" {
+		return revokeConsole(*revoke, fs.NArg(), stderr)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -94,5 +102,25 @@ func runConsole(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	u.RawQuery = url.Values{"t": {secret}}.Encode()
 	fmt.Fprintln(stdout, u.String())
 	fmt.Fprintf(stderr, "docket: open this link within %s; it works once (role %s, as %s)\n", *ttl, *role, *name)
+	return nil
+}
+
+// revokeConsole ends the console sessions of name ("all": everyone's).
+func revokeConsole(name string, nargs int, stderr io.Writer) error {
+	if nargs > 0 {
+		return usageError("console --revoke takes no arguments", "")
+	}
+	who := name
+	if name == "all" {
+		name, who = console.AllNames, "everyone"
+	}
+	h, err := home.Resolve()
+	if err != nil {
+		return err
+	}
+	if err := console.RevokeLogins(h, name, time.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "docket: console sessions of %s ended; a new link starts a new one\n", who)
 	return nil
 }

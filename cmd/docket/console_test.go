@@ -61,3 +61,38 @@ func TestConsoleCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestConsoleRevoke(t *testing.T) {
+	t.Setenv("DOCKET_HOME", t.TempDir())
+	h, err := home.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := docket(t, "console", "--server", "http://127.0.0.1:7999", "--name", "ana"); code != 0 {
+		t.Fatalf("issue: %d %s", code, errOut)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string // in the ticket file's revocations
+	}{
+		{[]string{"console", "--revoke", "ana"}, 0, `"ana"`},
+		{[]string{"console", "--revoke", "all"}, 0, `"*"`},
+		{[]string{"console", "--revoke", "ana", "extra"}, 2, ""},
+	} {
+		_, errOut, code := docket(t, tt.args...)
+		if code != tt.code {
+			t.Fatalf("%v: exit %d, want %d (%s)", tt.args, code, tt.code, errOut)
+		}
+		if tt.want == "" {
+			continue
+		}
+		b, _ := os.ReadFile(h.KeysDir() + "/console-logins.json")
+		if !strings.Contains(string(b), `"revoked"`) || !strings.Contains(string(b), tt.want) {
+			t.Fatalf("%v: ticket file %s", tt.args, b)
+		}
+		if strings.Contains(string(b), `"name": "ana"`) {
+			t.Fatalf("%v: ana's unused link kept: %s", tt.args, b)
+		}
+	}
+}

@@ -58,10 +58,12 @@ type Console struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by SHA-256 of the cookie value
+	revoked  revocations
 }
 
 type session struct {
 	who     server.Principal
+	started time.Time
 	csrf    string
 	expires time.Time
 	flash   string
@@ -165,7 +167,7 @@ func (c *Console) session(r *http.Request) *session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.sessions[key]
-	if s == nil || now.After(s.expires) {
+	if s == nil || now.After(s.expires) || c.revoked.revoked(c.h, s.who.Name, s.started) {
 		delete(c.sessions, key)
 		return nil
 	}
@@ -198,7 +200,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			delete(c.sessions, k)
 		}
 	}
-	c.sessions[hashSecret(val)] = &session{who: who, csrf: randomToken(), expires: now.Add(SessionTTL)}
+	c.sessions[hashSecret(val)] = &session{who: who, started: now, csrf: randomToken(), expires: now.Add(SessionTTL)}
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: val, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(SessionTTL.Seconds())})
 	// the link leaves the address bar and the history

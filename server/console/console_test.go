@@ -436,3 +436,48 @@ func TestTrustOnCards(t *testing.T) {
 		t.Errorf("forged trust state shown:\n%s", card)
 	}
 }
+
+// TestRevokeEndsSessions: `docket console --revoke` ends a name's
+// sessions in the running console on their next request, everyone's
+// with AllNames, drops the name's unused links, and a ticket file that
+// does not parse ends every session rather than none.
+func TestRevokeEndsSessions(t *testing.T) {
+	f := newFixture(t)
+	ana := f.client(server.RoleReviewer)
+	if code, _ := get(t, ana, f.url+"/"); code != 200 {
+		t.Fatalf("before revoke: %d", code)
+	}
+	unused := f.loginURL(server.RoleReviewer)
+	if err := RevokeLogins(f.h, "bob", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, ana, f.url+"/"); code != 200 {
+		t.Fatalf("bob's revocation ended ana's session: %d", code)
+	}
+	if err := RevokeLogins(f.h, "ana", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, ana, f.url+"/"); code != http.StatusUnauthorized {
+		t.Fatalf("ana's session after her revocation: %d", code)
+	}
+	if code, _ := get(t, &http.Client{Timeout: 20 * time.Second}, unused); code != http.StatusUnauthorized {
+		t.Fatalf("a link issued before the revocation logged in: %d", code)
+	}
+	again := f.client(server.RoleReviewer) // a new link after it works
+	if code, _ := get(t, again, f.url+"/"); code != 200 {
+		t.Fatalf("a session begun after the revocation: %d", code)
+	}
+	if err := RevokeLogins(f.h, AllNames, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, again, f.url+"/"); code != http.StatusUnauthorized {
+		t.Fatalf("after revoking everyone: %d", code)
+	}
+	last := f.client(server.RoleAdmin)
+	if err := os.WriteFile(ticketsFile(f.h), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, last, f.url+"/"); code != http.StatusUnauthorized {
+		t.Fatalf("a ticket file that does not parse left a session open: %d", code)
+	}
+}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -40,6 +42,78 @@ type ticket struct {
 type ticketFile struct {
 	Version int      `json:"version"`
 	Tickets []ticket `json:"tickets"`
+	// Revoked ends every console session of a name (AllNames: of
+	// everyone) begun at or before the time given.
+	Revoked map[string]time.Time `json:"revoked,omitempty"`
+}
+
+// AllNames, given to RevokeLogins, ends every console session.
+const AllNames = "*"
+
+// RevokeLogins ends the console sessions of name (AllNames: everyone's)
+// begun up to now and drops the name's unused login links. A running
+// console sees it on the session's next request.
+func RevokeLogins(h home.Home, name string, now time.Time) error {
+	if name == "" {
+		return errors.New("revoke logins: no name")
+	}
+	return updateTickets(h, now, func(f *ticketFile) {
+		if f.Revoked == nil {
+			f.Revoked = map[string]time.Time{}
+		}
+		f.Revoked[name] = now.UTC()
+		live := f.Tickets[:0]
+		for _, t := range f.Tickets {
+			if name != AllNames && t.Name != name {
+				live = append(live, t)
+			}
+		}
+		f.Tickets = live
+	})
+}
+
+// revocations holds the ticket file's revocations, decoded again only
+// when the file's bytes change (it is a few hundred bytes, read on each
+// request a person makes).
+type revocations struct {
+	mu   sync.Mutex
+	last []byte
+	m    map[string]time.Time
+	err  error
+}
+
+// revoked reports whether a session of name begun at started has been
+// revoked. A ticket file that cannot be read revokes every session.
+func (r *revocations) revoked(h home.Home, name string, started time.Time) bool {
+	b, err := os.ReadFile(ticketsFile(h))
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = nil, nil
+	}
+	if err != nil {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil && r.err == nil || !bytes.Equal(b, r.last) {
+		var f ticketFile
+		r.last, r.m, r.err = b, nil, nil
+		if b != nil {
+			r.err = json.Unmarshal(b, &f)
+		}
+		r.m = f.Revoked
+		if r.m == nil {
+			r.m = map[string]time.Time{}
+		}
+	}
+	if r.err != nil {
+		return true
+	}
+	for _, k := range []string{name, AllNames} {
+		if at, ok := r.m[k]; ok && !started.After(at) {
+			return true
+		}
+	}
+	return false
 }
 
 func hashSecret(s string) string {
