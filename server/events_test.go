@@ -27,7 +27,7 @@ func readEvents(t *testing.T, e *env, lastID string, n int) []sseEvent {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.url+"/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer "+e.tokens[RoleRuntime])
+	req.Header.Set("Authorization", "Bearer "+e.tokens[RoleReviewer])
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
@@ -141,7 +141,7 @@ func TestEventsBadLastEventID(t *testing.T) {
 	// waited for it would miss events 1..99 once they were written.
 	for _, id := range []string{"yesterday", "-1", "99"} {
 		req, _ := http.NewRequest("GET", e.url+"/v1/events", nil)
-		req.Header.Set("Authorization", "Bearer "+e.tokens[RoleRuntime])
+		req.Header.Set("Authorization", "Bearer "+e.tokens[RoleReviewer])
 		req.Header.Set("Last-Event-ID", id)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

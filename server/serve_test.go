@@ -23,7 +23,7 @@ func TestServeDrains(t *testing.T) {
 	go func() { served <- e.srv.Serve(ctx, ln, "", "") }()
 	url := "http://" + ln.Addr().String()
 	req, _ := http.NewRequest("GET", url+"/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer "+e.tokens[RoleRuntime])
+	req.Header.Set("Authorization", "Bearer "+e.tokens[RoleReviewer])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -150,7 +150,7 @@ var routes = []route{
 	{method: "GET", path: "/v1/sessions", role: RoleReviewer, jsonH: (*Server).listSessions},
 	{method: "GET", path: "/v1/sessions/{session_id}", role: RoleReviewer, jsonH: (*Server).sessionEntries},
 	{method: "GET", path: "/v1/sessions/{session_id}/verify", role: RoleReviewer, jsonH: (*Server).verifySession},
-	{method: "GET", path: "/v1/events", role: RoleRuntime, rawH: (*Server).events},
+	{method: "GET", path: "/v1/events", role: RoleReviewer, rawH: (*Server).events},
 	{method: "GET", path: "/v1/tokens", role: RoleAdmin, jsonH: (*Server).listTokens},
 	{method: "POST", path: "/v1/tokens", role: RoleAdmin, jsonH: (*Server).createToken, body: true},
 	{method: "POST", path: "/v1/tokens/{token_id}/revoke", role: RoleAdmin, jsonH: (*Server).revokeToken},

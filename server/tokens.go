@@ -28,10 +28,11 @@ type Role string
 
 const (
 	// RoleRuntime: recall, evaluate, write and read decisions, poll its
-	// approvals, read events.
+	// approvals. Not the event stream: it carries every session's
+	// decisions, approvals and ledger appends.
 	RoleRuntime Role = "runtime"
-	// RoleReviewer: also the review queue, the inspector, approvals and
-	// the ledger's sessions.
+	// RoleReviewer: also the review queue, the inspector, approvals,
+	// the ledger's sessions and the event stream.
 	RoleReviewer Role = "reviewer"
 	// RoleAdmin: also tokens.
 	RoleAdmin Role = "admin"
