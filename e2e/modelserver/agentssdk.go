@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -47,14 +46,10 @@ type FunctionServer struct {
 
 // StartFunctions serves script on 127.0.0.1 on a free port until Close.
 func StartFunctions(script []FunctionTurn) (*FunctionServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen on loopback: %w", err)
-	}
-	s := &FunctionServer{URL: "http://" + ln.Addr().String(), script: script}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
-	go s.srv.Serve(ln)
-	return s, nil
+	s := &FunctionServer{script: script}
+	var err error
+	s.URL, s.srv, err = serveLoopback(http.HandlerFunc(s.serve))
+	return s, err
 }
 
 // Close stops the server.

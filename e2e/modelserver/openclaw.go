@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 )
@@ -18,20 +17,14 @@ const OpenClawRevision = "Before accepting the previous final answer, apply this
 // tools take it (exec {command}, read {path}, write {path, content}).
 // Everything but /responses is served as Start serves it.
 func StartOpenClaw(script []Turn) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen on loopback: %w", err)
-	}
-	s := &Server{URL: "http://" + ln.Addr().String(), script: script, ln: ln}
-	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	s := &Server{script: script}
+	return s, s.listen(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/responses") && req.URL.Host == "" {
 			s.openclawResponses(w, req)
 			return
 		}
 		s.serve(w, req)
-	})}
-	go s.srv.Serve(ln)
-	return s, nil
+	}))
 }
 
 // openclawResponses answers one Responses API request from OpenClaw. A

@@ -128,7 +128,6 @@ type Server struct {
 	URL string // http://127.0.0.1:PORT
 
 	script []Turn
-	ln     net.Listener
 	srv    *http.Server
 
 	mu       sync.Mutex
@@ -137,14 +136,27 @@ type Server struct {
 
 // Start serves script on 127.0.0.1 on a free port until Close.
 func Start(script []Turn) (*Server, error) {
+	s := &Server{script: script}
+	return s, s.listen(http.HandlerFunc(s.serve))
+}
+
+// listen serves h on 127.0.0.1 on a free port.
+func (s *Server) listen(h http.Handler) error {
+	var err error
+	s.URL, s.srv, err = serveLoopback(h)
+	return err
+}
+
+// serveLoopback serves h on 127.0.0.1 on a free port until the server
+// it returns is closed.
+func serveLoopback(h http.Handler) (url string, srv *http.Server, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("listen on loopback: %w", err)
+		return "", nil, fmt.Errorf("listen on loopback: %w", err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), script: script, ln: ln}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
-	go s.srv.Serve(ln)
-	return s, nil
+	srv = &http.Server{Handler: h}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), srv, nil
 }
 
 // Close stops the server.
