@@ -61,11 +61,7 @@ func requireCLI(t *testing.T, name string) string {
 	t.Helper()
 	p := filepath.Join(cliDir(), name)
 	if st, err := os.Stat(p); err != nil || st.IsDir() {
-		msg := fmt.Sprintf("%s not installed in %s (run e2e/install.sh, or set DOCKET_E2E_BIN)", name, cliDir())
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testbin.Unavailable(t, fmt.Sprintf("%s not installed in %s (run e2e/install.sh, or set DOCKET_E2E_BIN)", name, cliDir()))
 	}
 	return p
 }

@@ -49,11 +49,7 @@ func requireOpenClaw(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(openclawDir(), "openclaw")
 	if st, err := os.Stat(p); err != nil || st.IsDir() {
-		msg := fmt.Sprintf("openclaw not installed in %s (run e2e/install-openclaw.sh, or set DOCKET_OPENCLAW_BIN)", openclawDir())
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testbin.Unavailable(t, fmt.Sprintf("openclaw not installed in %s (run e2e/install-openclaw.sh, or set DOCKET_OPENCLAW_BIN)", openclawDir()))
 	}
 	return p
 }

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/docket/docket/internal/testbin"
 )
 
 var (
@@ -73,10 +75,7 @@ func requireRoot(t *testing.T) {
 	if why == "" {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: %s", why)
-	}
-	t.Skip(why)
+	testbin.Unavailable(t, why)
 }
 
 func ensureUser(t *testing.T, name string, system bool) int {

@@ -48,3 +48,14 @@ func Cleanup() {
 		os.RemoveAll(dir)
 	}
 }
+
+// Unavailable ends a test whose real client or server is missing: a skip
+// on a developer's machine, a failure under CI=true (a real-client test
+// that did not run is not a pass).
+func Unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: %s", why)
+	}
+	t.Skip(why)
+}
