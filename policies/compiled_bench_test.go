@@ -76,12 +76,24 @@ func benchmarkLoadGate(b *testing.B, h home.Home) {
 }
 
 func TestCompiledGateSize(t *testing.T) {
-	lex, _ := DefaultClaims()
-	h := compiledHome(t)
-	b, _ := LoadBinding(h)
+	lex, err := DefaultClaims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadBinding(compiledHome(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var e encoder
 	encodeClaims(&e, lex)
 	n := len(e.b)
-	encodeBinding(&e, b)
+	// the default binding must be cacheable, or every gate run misses
+	if !encodeBinding(&e, b) {
+		t.Fatal("the default binding cannot be encoded for the cache")
+	}
 	t.Logf("claims %d bytes, binding %d bytes", n, len(e.b)-n)
+	// every gate run reads and decodes the cache: it stays small
+	if len(e.b) > 16<<10 {
+		t.Errorf("the default gate cache is %d bytes, want at most 16 KiB", len(e.b))
+	}
 }

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -372,11 +373,7 @@ func decodeCompiledClaims(d *decoder) *Claims {
 // binding is then not cached.
 func encodeBinding(e *encoder, b *Binding) bool {
 	e.source(b.src)
-	names := make([]string, 0, len(b.claims))
-	for c := range b.claims {
-		names = append(names, c)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(b.claims))
 	e.uint(uint64(len(names)))
 	for _, c := range names {
 		e.str(c)
@@ -385,11 +382,7 @@ func encodeBinding(e *encoder, b *Binding) bool {
 		e.uint(uint64(len(rules)))
 		for _, r := range rules {
 			e.str(r.Name)
-			keys := make([]string, 0, len(r.MinArgs))
-			for k := range r.MinArgs {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(r.MinArgs))
 			e.bool(r.MinArgs != nil)
 			e.uint(uint64(len(keys)))
 			for _, k := range keys {
@@ -432,11 +425,7 @@ func encodeBinding(e *encoder, b *Binding) bool {
 	e.uint(uint64(len(b.projects)))
 	for _, p := range b.projects {
 		e.str(p.root)
-		keys := make([]string, 0, len(p.commands))
-		for k := range p.commands {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(p.commands))
 		e.uint(uint64(len(keys)))
 		for _, k := range keys {
 			e.str(k)
