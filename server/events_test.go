@@ -154,3 +154,28 @@ func TestEventsBadLastEventID(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsNeedReviewer: the stream carries every session's decisions,
+// approvals and appends, so a runtime token gets none of it, whatever
+// the spelling of the request.
+func TestEventsNeedReviewer(t *testing.T) {
+	e := newEnv(t)
+	e.must(201, "POST", "/v1/judge/decisions", RoleRuntime, decisionBody("ev-role", "allow", ""))
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/v1/events"},
+		{"HEAD", "/v1/events"},
+		{"GET", "/v1/events?after=0&types=decision.written"},
+		{"GET", "/v1/events/"},
+		{"GET", "/v1//events"},
+		{"GET", "/v1/./events"},
+		{"GET", "/V1/EVENTS"},
+	} {
+		code, body := e.do(tc.method, tc.path, RoleRuntime, "")
+		if code < 400 || strings.Contains(string(body), "decision.written") {
+			t.Errorf("%s %s with a runtime token: %d %.120s", tc.method, tc.path, code, body)
+		}
+	}
+	if code, _ := e.do("HEAD", "/v1/events", RoleReviewer, ""); code != 200 {
+		t.Errorf("HEAD /v1/events with a reviewer token: %d", code)
+	}
+}
