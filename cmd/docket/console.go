@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -55,7 +56,12 @@ func runConsole(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err := fs.Parse(args); err != nil {
 		return parseErr(err)
 	}
-	if *revoke != "" {
+	revoking := false
+	fs.Visit(func(f *flag.Flag) { revoking = revoking || f.Name == "revoke" })
+	if revoking {
+		if strings.TrimSpace(*revoke) == "" {
+			return usageError("--revoke: want a name, or all", "")
+		}
 		return revokeConsole(*revoke, fs.NArg(), stderr)
 	}
 	switch {

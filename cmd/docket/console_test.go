@@ -79,6 +79,8 @@ func TestConsoleRevoke(t *testing.T) {
 		{[]string{"console", "--revoke", "ana"}, 0, `"ana"`},
 		{[]string{"console", "--revoke", "all"}, 0, `"*"`},
 		{[]string{"console", "--revoke", "ana", "extra"}, 2, ""},
+		{[]string{"console", "--revoke", ""}, 2, ""},
+		{[]string{"console", "--revoke", " "}, 2, ""},
 	} {
 		_, errOut, code := docket(t, tt.args...)
 		if code != tt.code {
