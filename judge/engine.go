@@ -245,7 +245,7 @@ func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *De
 		d.JudgeID = "framework"
 		e.fail(d, err, js)
 		e.enforce(ctx, d, &ans, nil, ev, js)
-		ans.Reason = truncate(ans.Reason, MaxReason)
+		ans.Reason = Truncate(ans.Reason, MaxReason)
 		e.record(ctx, ev, d)
 		return ans, d
 	}
@@ -332,7 +332,7 @@ func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *De
 	d.addPrecedent()
 	d.Proposal = p
 	e.enforce(ctx, d, &ans, amended, ev, js)
-	ans.Reason = truncate(ans.Reason, MaxReason)
+	ans.Reason = Truncate(ans.Reason, MaxReason)
 	d.DurationMicros = e.now().Sub(start).Microseconds()
 	if !e.record(ctx, ev, d) && js.AuditRequired && d.EnforcementAction != EnforceAuditBypass && ans.Decision != hooks.Deny {
 		// audit_required: a decision that cannot be recorded does not run
@@ -431,7 +431,7 @@ func (d *Decision) addPrecedent() {
 	}
 	for _, m := range d.recalled {
 		if m.Injectable() {
-			d.Reason += fmt.Sprintf(" — precedent [%s]: %s", m.ID, truncate(m.Summary, 200))
+			d.Reason += fmt.Sprintf(" — precedent [%s]: %s", m.ID, Truncate(m.Summary, 200))
 			if !hasMemory(d.MemoriesUsed, m.ID) {
 				d.MemoriesUsed = append(d.MemoriesUsed, MemoryUse{MemoryID: m.ID, UsedAs: "background"})
 			}
@@ -744,8 +744,8 @@ func (e *Engine) record(ctx context.Context, ev *hooks.Event, d *Decision) bool 
 		err := e.Writer.WriteDecision(wctx, DecisionRecord{
 			DecisionID: "dec_" + strings.TrimPrefix(d.IdempotencyKey, "sha256:")[:24], IdempotencyKey: d.IdempotencyKey,
 			WorkspaceID: p.WorkspaceID, ProjectID: deref(p.ProjectID), SessionID: p.Binding.SessionID, ActionID: p.ActionID,
-			ToolName: p.Tool.Name, Target: truncate(deref(p.Action.Target), 300), RiskClass: d.RiskClass, Decision: d.Outcome,
-			EnforcementAction: d.EnforcementAction, ReasoningSummary: truncate(d.Reason, 1000), JudgeID: d.JudgeID,
+			ToolName: p.Tool.Name, Target: Truncate(deref(p.Action.Target), 300), RiskClass: d.RiskClass, Decision: d.Outcome,
+			EnforcementAction: d.EnforcementAction, ReasoningSummary: Truncate(d.Reason, 1000), JudgeID: d.JudgeID,
 			PolicyVersion: d.PolicyVersion, ArgumentsDigest: d.ArgumentsHash, ProposalDigest: d.ProposalDigest,
 			MemoryUsed: d.MemoriesUsed, Time: e.now().UTC().Format(time.RFC3339Nano), Provenance: "observed",
 			Lessons: lessons(d), Human: d.EnforcementAction == EnforceApprovalGranted || d.EnforcementAction == EnforceApprovalDenied,
@@ -772,10 +772,10 @@ func lessons(d *Decision) []string {
 			return nil
 		}
 	}
-	what := truncate(d.Proposal.Action.Description, 200)
+	what := Truncate(d.Proposal.Action.Description, 200)
 	why := nonEmpty(d.RequiredRevision, d.Reason)
 	why, _, _ = strings.Cut(why, " — precedent [")
-	why = truncate(why, 300)
+	why = Truncate(why, 300)
 	switch {
 	case d.EnforcementAction == EnforceApprovalGranted:
 		return []string{fmt.Sprintf("A human approved %s (%s): %s", what, d.RiskClass, why)}

@@ -145,7 +145,7 @@ func (e *Engine) Evaluate(ctx context.Context, in *ActionProposal, input json.Ra
 	e.tag(ctx, d, p, trust.AgentName(p.Runtime.Name, p.Actor.AgentID), "")
 	d.addPrecedent()
 	e.enforceEvaluation(ctx, d, js)
-	d.Reason = truncate(d.Reason, MaxReason)
+	d.Reason = Truncate(d.Reason, MaxReason)
 	d.DurationMicros = e.now().Sub(start).Microseconds()
 
 	hev := &hooks.Event{Runtime: hooks.Runtime(p.Runtime.Name), Name: hooks.PreToolUse, SessionID: session,

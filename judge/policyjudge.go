@@ -640,7 +640,7 @@ func ApplyPolicyHits(jm Judgment, rec Recall, p *ActionProposal) (Judgment, []Me
 		if outcomeRank(want) <= outcomeRank(jm.Outcome) {
 			continue
 		}
-		summary := truncate(nonEmpty(h.Summary, m.Summary), 300)
+		summary := Truncate(nonEmpty(h.Summary, m.Summary), 300)
 		jm.Outcome = want
 		jm.AutoApprove = false
 		jm.Amendment = nil

@@ -421,9 +421,9 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	if d, ok := in["description"].(string); ok && d != "" {
 		desc += ": " + d
 	} else if p.Action.Target != nil {
-		desc += " " + truncate(*p.Action.Target, 200)
+		desc += " " + Truncate(*p.Action.Target, 200)
 	}
-	p.Action.Description = truncate(desc, 300)
+	p.Action.Description = Truncate(desc, 300)
 	def, _ := canonjson.Marshal(map[string]any{
 		"runtime": p.Runtime.Name, "tool": p.Tool.Name, "kind": kind,
 		"registry": map[string]any{"pattern": spec.Tool, "risk": string(spec.Risk), "execution": spec.Execution, "validation": spec.Validation, "found": found},
@@ -459,7 +459,9 @@ func mcpServer(name string) (string, bool) {
 	return server, ok
 }
 
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes at a rune boundary, marking the cut
+// with an ellipsis.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -186,7 +186,7 @@ func ApplyStatement(p *ActionProposal, b StatementBinding) {
 	if st.Authorization != "" {
 		a := st.Authorization
 		p.Authorization.ClaimedUserAuthorization = &a
-		p.Authorization.UserAuthorizationRefs = append(p.Authorization.UserAuthorizationRefs, AuthRef{Kind: "user_message", QuoteOrSummary: truncate(a, 1000)})
+		p.Authorization.UserAuthorizationRefs = append(p.Authorization.UserAuthorizationRefs, AuthRef{Kind: "user_message", QuoteOrSummary: Truncate(a, 1000)})
 	}
 	for _, e := range st.Evidence {
 		kind := "file"
@@ -194,13 +194,13 @@ func ApplyStatement(p *ActionProposal, b StatementBinding) {
 			kind = "web"
 		}
 		uri := e
-		p.Evidence.SourceRefs = append(p.Evidence.SourceRefs, SourceRef{Kind: kind, URI: &uri, Summary: truncate(e, 300)})
+		p.Evidence.SourceRefs = append(p.Evidence.SourceRefs, SourceRef{Kind: kind, URI: &uri, Summary: Truncate(e, 300)})
 	}
 	if st.Consequence != "" {
-		p.ExpectedConsequence.Summary = truncate(st.Consequence, 1000)
+		p.ExpectedConsequence.Summary = Truncate(st.Consequence, 1000)
 	}
 	if st.Rollback != "" {
-		r := truncate(st.Rollback, 1000)
+		r := Truncate(st.Rollback, 1000)
 		p.Rollback.RollbackPlan = &r
 	}
 }

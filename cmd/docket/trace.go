@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/judge"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/trust"
 )
@@ -207,7 +208,7 @@ func step(session string, e *ledger.Entry) traceStep {
 			}
 		}
 		if b.Reason != "" {
-			s.Summary += ": " + truncateStr(b.Reason, 120)
+			s.Summary += ": " + judge.Truncate(b.Reason, 120)
 		}
 	case ledger.KindToolCall, ledger.KindToolFailure:
 		s.Summary = "ran"
@@ -240,11 +241,4 @@ func short(d string) string {
 		return d[:12]
 	}
 	return d
-}
-
-func truncateStr(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -133,7 +133,7 @@ func BuildPrompt(p *judge.ActionProposal, pc judge.PolicyContext) Prompt {
 	fmt.Fprintf(&b, "\nclass policy: human approval %v\n", pc.ClassPolicy.Human)
 	if t := strings.TrimSpace(pc.PolicyText); t != "" {
 		b.WriteString("\n## Policy\n")
-		b.WriteString(truncate(t, 6<<10))
+		b.WriteString(judge.Truncate(t, 6<<10))
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Recalled memories\n")
@@ -143,11 +143,11 @@ func BuildPrompt(p *judge.ActionProposal, pc judge.PolicyContext) Prompt {
 			continue
 		}
 		n++
-		fmt.Fprintf(&b, "- [%s] (%s, use as %s, confidence %.2f) %s\n", m.ID, m.Provenance, m.UsedAs(), m.Confidence, truncate(m.Summary, 400))
+		fmt.Fprintf(&b, "- [%s] (%s, use as %s, confidence %.2f) %s\n", m.ID, m.Provenance, m.UsedAs(), m.Confidence, judge.Truncate(m.Summary, 400))
 	}
 	for _, h := range pc.Recall.PolicyHits {
 		n++
-		fmt.Fprintf(&b, "- policy %s: %s (required: %s)\n", h.PolicyID, truncate(h.Summary, 400), h.RequiredBehavior)
+		fmt.Fprintf(&b, "- policy %s: %s (required: %s)\n", h.PolicyID, judge.Truncate(h.Summary, 400), h.RequiredBehavior)
 	}
 	if n == 0 {
 		b.WriteString("(none)\n")
@@ -332,7 +332,7 @@ func (j *LLMJudge) openAI(ctx context.Context, pr Prompt, ans *llmAnswer, cost *
 		return errors.New("chat completion has no choices")
 	}
 	if r.Choices[0].Message.Refusal != "" {
-		return errors.New("model refused: " + truncate(r.Choices[0].Message.Refusal, 200))
+		return errors.New("model refused: " + judge.Truncate(r.Choices[0].Message.Refusal, 200))
 	}
 	return decodeAnswer([]byte(r.Choices[0].Message.Content), ans)
 }
@@ -398,14 +398,4 @@ func decodeAnswer(b []byte, ans *llmAnswer) error {
 
 func judgeErr(kind, judgeID string, format string, args ...any) *judge.Error {
 	return &judge.Error{Kind: kind, Judge: judgeID, Err: fmt.Errorf(format, args...)}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }
