@@ -6,12 +6,14 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/docket/docket/internal/home"
@@ -67,6 +69,12 @@ var compiledBuild = sync.OnceValue(func() string {
 				b += " " + s.Value
 			}
 		}
+	}
+	// A rebuild from a modified tree keeps the revision: the binary's
+	// own identity tells its builds apart.
+	var st syscall.Stat_t
+	if exe, err := os.Executable(); err == nil && syscall.Stat(exe, &st) == nil {
+		b += fmt.Sprintf(" exe %d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
 	}
 	return b
 })

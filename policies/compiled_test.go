@@ -4,11 +4,13 @@ package policies
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -250,6 +252,23 @@ func TestCompiledGateOtherBuild(t *testing.T) {
 	compiledBuild = func() string { return "another docket" }
 	if gateCached(h) {
 		t.Fatal("another build's cache trusted")
+	}
+}
+
+// A rebuild keeps the VCS revision when the tree is modified: the
+// build identity includes the binary itself, so a relinked docket does
+// not trust the caches of the one it replaced.
+func TestCompiledBuildNamesTheBinary(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(exe, &st); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(" exe %d:%d:%d:", st.Dev, st.Ino, st.Size); !strings.Contains(compiledBuild(), want) {
+		t.Fatalf("build %q does not name the binary (%s)", compiledBuild(), want)
 	}
 }
 
