@@ -62,18 +62,21 @@ const (
 
 var compiledBuild = sync.OnceValue(func() string {
 	b := compiledFormat + " " + defaultsDigest()
+	clean := false // built from a committed, unmodified tree
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		b += " " + bi.Main.Path + "@" + bi.Main.Version
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" || s.Key == "vcs.modified" || s.Key == "vcs.time" {
 				b += " " + s.Value
 			}
+			clean = clean || s.Key == "vcs.modified" && s.Value == "false"
 		}
 	}
-	// A rebuild from a modified tree keeps the revision: the binary's
-	// own identity tells its builds apart.
+	// A rebuild from a modified tree (or from no tree) keeps the revision:
+	// there the binary's own identity tells builds apart. A clean build's
+	// binaries (docket, docket-gate, docket-judge) share their caches.
 	var st syscall.Stat_t
-	if exe, err := os.Executable(); err == nil && syscall.Stat(exe, &st) == nil {
+	if exe, err := os.Executable(); !clean && err == nil && syscall.Stat(exe, &st) == nil {
 		b += fmt.Sprintf(" exe %d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
 	}
 	return b

@@ -255,9 +255,9 @@ func TestCompiledGateOtherBuild(t *testing.T) {
 	}
 }
 
-// A rebuild keeps the VCS revision when the tree is modified: the
-// build identity includes the binary itself, so a relinked docket does
-// not trust the caches of the one it replaced.
+// A rebuild keeps the VCS revision when the tree is modified (a test
+// binary has none): the build identity then includes the binary itself,
+// so a relinked docket does not trust the caches of the one it replaced.
 func TestCompiledBuildNamesTheBinary(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
