@@ -104,12 +104,23 @@ func TestSealedInstallReal(t *testing.T) {
 	var log bytes.Buffer
 	daemon.Stdout, daemon.Stderr = &log, &log
 	must(t, daemon.Start())
+	// stopped as systemd stops it: SIGTERM, which commits every pending
+	// head before exit, and SIGKILL only if it hangs
 	stopDaemon := func() {
-		if daemon.Process != nil {
-			daemon.Process.Kill()
-			daemon.Wait()
-			daemon.Process = nil
+		if daemon.Process == nil {
+			return
 		}
+		daemon.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { daemon.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			daemon.Process.Kill()
+			<-done
+			t.Errorf("daemon ignored SIGTERM for 10 s:\n%s", log.String())
+		}
+		daemon.Process = nil
 	}
 	t.Cleanup(stopDaemon)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
