@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -33,63 +31,46 @@ var RacyWindow = 2 * time.Second
 // identity (one level, names sorted), so a file appearing, vanishing or
 // changing in it changes the fingerprint.
 func Fingerprint(now time.Time, paths ...string) (fp string, settled bool) {
-	var b strings.Builder
+	b := make([]byte, 0, 64*len(paths))
 	settled = true
-	add := func(p string) os.FileInfo {
-		b.WriteString(p)
-		b.WriteByte('\x00')
-		lst, err := os.Lstat(p)
-		if err != nil {
-			b.WriteString("absent\n")
-			return nil
+	add := func(p string) (dir bool) {
+		b = append(append(b, p...), 0)
+		var latest time.Time
+		var ok bool
+		b, dir, latest, ok = identity(b, p)
+		b = append(b, '\n')
+		if ok && now.Sub(latest) < RacyWindow {
+			settled = false
 		}
-		st := lst
-		if lst.Mode()&os.ModeSymlink != 0 {
-			if t, err := os.Readlink(p); err == nil {
-				b.WriteString("->" + t + "\x00")
-			}
-			if st, err = os.Stat(p); err != nil {
-				b.WriteString("dangling\n")
-				return nil
-			}
-		}
-		for _, fi := range []os.FileInfo{lst, st} {
-			id, mod := statIdentity(fi)
-			b.WriteString(id)
-			b.WriteByte(' ')
-			if now.Sub(mod) < RacyWindow {
-				settled = false
-			}
-		}
-		b.WriteByte('\n')
-		return st
+		return ok && dir
 	}
 	for _, p := range paths {
-		st := add(p)
-		if st == nil || !st.IsDir() {
+		if !add(p) {
 			continue
 		}
-		ents, err := os.ReadDir(p)
+		names, err := dirNames(p)
 		if err != nil {
-			b.WriteString("unreadable\n")
+			b = append(b, "unreadable\n"...)
 			settled = false
 			continue
 		}
-		names := make([]string, 0, len(ents))
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		sort.Strings(names)
 		for _, n := range names {
 			add(filepath.Join(p, n))
 		}
 	}
-	return b.String(), settled
+	return string(b), settled
 }
 
-// fallbackIdentity is the portable part of a file's identity.
-func fallbackIdentity(fi os.FileInfo) string {
-	return strconv.FormatUint(uint64(fi.Mode()), 16) + " " + strconv.FormatInt(fi.Size(), 10) + " " + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+// dirNames lists the names in directory p, sorted.
+func dirNames(p string) ([]string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
 }
 
 // Warm keeps values built from files, one per key, each rebuilt when

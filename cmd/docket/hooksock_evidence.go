@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -189,7 +190,7 @@ func (l evidenceLedger) Append(session string, r ledger.Record) (*ledger.Entry, 
 		l.ev.drop(key)
 		return e, err
 	}
-	s.all = append(s.all, e)
+	s.all = keepAppend(s.all, e)
 	s.last = e
 	s.fp = fileIdentity(l.path(session))
 	if pfp := fileIdentity(l.packPath(session)); pfp != s.packFP {
@@ -203,6 +204,16 @@ func (l evidenceLedger) Append(session string, r ledger.Record) (*ledger.Entry, 
 		l.ev.drop(key)
 	}
 	return e, err
+}
+
+// keepAppend appends e to the kept entries and drops those e supersedes
+// (ledger.Superseded): a stop reads only the tool calls, the indexed
+// kinds and the last gate decision of each event and agent, so a long
+// session's judge and gate decisions do not pile up in the daemon, nor
+// in what every stop walks.
+func keepAppend(all []*ledger.Entry, e *ledger.Entry) []*ledger.Entry {
+	all = slices.DeleteFunc(all, func(k *ledger.Entry) bool { return ledger.Superseded(k, e) })
+	return append(all, e)
 }
 
 // ReadRelevant is ledger.ReadRelevant, from the kept state when it may.
@@ -286,7 +297,11 @@ func (l evidenceLedger) ReadRelevant(session string, after func(indexed []*ledge
 		reads = old.reads
 	}
 	l.ev.drop(key)
-	l.ev.m[key] = &sessionEvidence{all: append([]*ledger.Entry(nil), keep...), from: from, fp: after1, last: last, reads: reads + 1, packFP: pfp}
+	var all []*ledger.Entry
+	for _, e := range keep {
+		all = keepAppend(all, e)
+	}
+	l.ev.m[key] = &sessionEvidence{all: all, from: from, fp: after1, last: last, reads: reads + 1, packFP: pfp}
 	return entries, nil
 }
 

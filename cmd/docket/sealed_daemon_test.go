@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docket/docket/internal/gatehook"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/hookclient"
 	"github.com/docket/docket/ledger"
@@ -615,5 +616,53 @@ func TestDaemonGateKeepsArtifacts(t *testing.T) {
 	gate()
 	if n := artReads(); n < 4 {
 		t.Fatalf("after another process appended, the stop read %d artifacts, want them all again", n)
+	}
+}
+
+// The daemon's kept state of a session holds what a stop reads (tool
+// calls, validator results, the last gate decision of each event and
+// agent), not every decision of a long session, and a stop decides on
+// it as the in-process gate does on the ledger.
+func TestDaemonKeptStateStaysSmall(t *testing.T) {
+	h, d, proj := daemonEnv(t)
+	peer := hookclient.Peer{UID: uint32(os.Geteuid())}
+	judgeCall := func(n int) string {
+		return fmt.Sprintf(`{"session_id":"k1","transcript_path":"/dev/null","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls %d"},"tool_use_id":"toolu_j%d"}`, proj, n, n)
+	}
+	hookCall(t, d, hookclient.RouteLedger, peer, toolCall("k1", proj, 1))
+	const rounds = 40
+	var answer string
+	copyRoot := filepath.Join(t.TempDir(), "root")
+	for i := 0; i < rounds; i++ {
+		if code, _, errs := hookCall(t, d, hookclient.RouteJudge, peer, judgeCall(i)); code != 0 {
+			t.Fatalf("judge: %d %s", code, errs)
+		}
+		if i == rounds-1 {
+			copyTree(t, h.Root, copyRoot)
+		}
+		code, out, errs := hookCall(t, d, hookclient.RouteGate, peer, stopClaim("k1", proj))
+		// blocked, or let through after block_cap blocks in a row
+		if code != 0 || !strings.Contains(out, `"block"`) && !strings.Contains(out, "UNSUPPORTED") {
+			t.Fatalf("gate %d: exit %d %s %s", i, code, out, errs)
+		}
+		answer = out
+	}
+	d.ev.mu.Lock()
+	var kinds []ledger.Kind
+	for _, s := range d.ev.m {
+		for _, e := range s.all {
+			kinds = append(kinds, e.Kind)
+		}
+	}
+	d.ev.mu.Unlock()
+	// the tool call, the last gate decision, and at most the last entry
+	if len(kinds) == 0 || len(kinds) > 3 {
+		t.Fatalf("kept %d entries after %d stops and judge calls: %v", len(kinds), rounds, kinds)
+	}
+	// the same stop in-process, on the state the daemon's last stop saw
+	t.Setenv("DOCKET_HOME", copyRoot)
+	var out, errb bytes.Buffer
+	if code := gatehook.Main(context.Background(), nil, strings.NewReader(stopClaim("k1", proj)), &out, &errb); code != 0 || out.String() != answer {
+		t.Fatalf("in-process gate: exit %d %s %s\ndaemon: %s", code, out.String(), errb.String(), answer)
 	}
 }
