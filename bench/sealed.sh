@@ -14,6 +14,7 @@
 #
 #   bench/sealed.sh                   # N=200 runs each, ENTRIES=10000
 #   N=50 ENTRIES=100000 bench/sealed.sh
+#   STOPS=1000 bench/sealed.sh       # after 1,000 stops on the session first
 #   BASELINE_BIN_DIR=/tmp/old bench/sealed.sh   # also time the build in /tmp/old
 #
 # BASELINE_BIN_DIR names a directory with docket, docket-ledger,
@@ -70,6 +71,11 @@ printf '{"session_id":"bench-judge","transcript_path":"/dev/null","cwd":"%s","ho
 "$bin/docket-gate" --socket "$sock" <"$work/stop-claim.json" >/dev/null
 [ -z "$base" ] || "$base/docket-gate" --socket "$bsock" <"$work/stop-claim.json" >/dev/null
 "$bin/docket-gate" <"$work/stop-claim-local.json" >/dev/null
+# a long session: STOPS stops on it before timing
+for _ in $(seq "${STOPS:-0}"); do
+	"$bin/docket-hook" gate --socket "$sock" <"$work/stop-claim.json" >/dev/null
+	[ -z "$base" ] || "$base/docket-hook" gate --socket "$bsock" <"$work/stop-claim.json" >/dev/null
+done
 for h in judge:judge ledger:ledger gate:stop-claim; do
 	printf '%-7s -> %s\n' "${h%%:*}" "$("$bin/docket-${h%%:*}" --socket "$sock" <"$work/${h#*:}.json" | head -c 100)"
 done
