@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docket/docket/hooks"
+	"github.com/docket/docket/internal/canonjson"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/hookclient"
 	"github.com/docket/docket/judge"
@@ -258,17 +259,27 @@ func (p peerRecorder) Append(session string, r ledger.Record) (*ledger.Entry, er
 	return p.l.Append(session, r)
 }
 
-// WithPeer returns body as a JSON object with a "peer" member added.
+// WithPeer returns body as a JSON object with a "peer" member added,
+// replacing any it had. It is written after the body's members, so a
+// "peer" the body had is the first of two keys, and the ledger's
+// canonical encoding keeps the last (encoding/json's rule).
 func WithPeer(body any, peer *hookclient.Peer) any {
-	b, err := json.Marshal(body)
+	b, err := canonjson.Marshal(body)
+	if err == nil && string(b) == "null" {
+		b = []byte("{}") // nothing but the peer
+	}
+	if err != nil || len(b) < 2 || b[0] != '{' {
+		return body
+	}
+	pb, err := json.Marshal(peer)
 	if err != nil {
 		return body
 	}
-	m := map[string]json.RawMessage{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return body
+	out := make([]byte, 0, len(b)+len(pb)+9)
+	out = append(out, b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, ',')
 	}
-	pb, _ := json.Marshal(peer)
-	m["peer"] = pb
-	return m
+	out = append(append(append(out, `"peer":`...), pb...), '}')
+	return json.RawMessage(out)
 }
