@@ -327,7 +327,7 @@ func benchEvaluate(b *testing.B, backend string) {
 			b.Fatal(err)
 		}
 		t0 := time.Now()
-		ev := bs.env.srv.engine().Evaluate(ctx, p, input, session)
+		ev := bs.env.srv.engine(Principal{}).Evaluate(ctx, p, input, session)
 		in = append(in, time.Since(t0))
 		if len(ev.Warnings) > 0 || ev.Recall == "not_needed" {
 			b.Fatalf("evaluation: recall %q, warnings %v", ev.Recall, ev.Warnings)

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docket/docket/internal/canonjson"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
+	"github.com/docket/docket/judge/storeadapter"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/store"
 )
@@ -73,6 +73,7 @@ func (s *Server) writeDecision(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	d.Creator = r.who.ID
 	res, err := s.cfg.Store.WriteDecision(r.Context(), d)
 	if err != nil {
 		return 0, nil, err
@@ -86,6 +87,10 @@ func (s *Server) writeDecision(r *request) (int, any, error) {
 		stored, err := s.cfg.Store.GetDecision(r.Context(), res.DecisionID)
 		if err != nil {
 			return 0, nil, err
+		}
+		if !r.who.MayRead(stored.Creator) {
+			// another token's key: neither its decision nor its id
+			return 0, nil, foreignKey(d.IdempotencyKey)
 		}
 		same, err := sameDecision(d, stored)
 		if err != nil {
@@ -137,8 +142,24 @@ func sameDecision(d, stored store.Decision) (bool, error) {
 	return bytes.Equal(a, b), nil
 }
 
+// foreignKey answers a write or an evaluation whose idempotency key
+// another token used, without naming that token's decision.
+func foreignKey(key string) error {
+	return conflict("idempotency_key", "idempotency_key %q was used for a different action; use a key of your own", key)
+}
+
+// noDecision and noApproval answer an id that does not exist and an id
+// the caller may not read (Principal.MayRead) alike, so that the API
+// does not tell a runtime which ids exist.
+func noDecision(id string) error { return notFound("no decision %s", id) }
+func noApproval(id string) error { return notFound("no approval %s", id) }
+
 func (s *Server) getDecision(r *request) (int, any, error) {
-	d, err := s.cfg.Store.GetDecision(r.Context(), r.PathValue("decision_id"))
+	id := r.PathValue("decision_id")
+	d, err := s.cfg.Store.GetDecision(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !r.who.MayRead(d.Creator) {
+		return 0, nil, noDecision(id)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -179,13 +200,16 @@ func (s *Server) evaluate(r *request) (int, any, error) {
 	key := judge.EvaluationKey(p.WorkspaceID, p.IdempotencyKey)
 	id := judge.EvaluationDecisionID(key)
 	if prev, err := s.cfg.Store.GetDecision(r.Context(), id); err == nil {
+		if !r.who.MayRead(prev.Creator) {
+			return 0, nil, foreignKey(p.IdempotencyKey)
+		}
 		return s.replayEvaluation(r, p, session, prev)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return 0, nil, err
 	}
 	p.Context.ToolKind = proposalToolKind(p)
 	t0 := time.Now()
-	ev := s.engine().Evaluate(r.Context(), p, input, session)
+	ev := s.engine(r.who).Evaluate(r.Context(), p, input, session)
 	s.metrics.evaluate.Observe(time.Since(t0).Seconds())
 	d := ev.Decision
 	out := EvaluateResponse{DecisionID: ev.DecisionID, Decision: string(d.Outcome), Reason: d.Reason, RequiredRevision: d.RequiredRevision,
@@ -228,19 +252,13 @@ func (s *Server) replayEvaluation(r *request, p *judge.ActionProposal, session s
 		out.MemoryUsed = append(out.MemoryUsed, judge.MemoryUse{MemoryID: u.MemoryID, UsedAs: u.UsedAs})
 	}
 	if prev.Decision == store.Escalate {
-		aid := approvalID(session, p.ActionID)
-		if a, err := s.cfg.Store.GetApproval(r.Context(), aid); err == nil {
+		// the approval the evaluation queued, under its creator's ids
+		aid := storeadapter.ApprovalID(prev.Creator, session, p.ActionID)
+		if a, err := s.cfg.Store.GetApproval(r.Context(), aid); err == nil && r.who.MayRead(a.Creator) {
 			out.ApprovalID, out.ApprovalStatus = a.ID, string(a.Status)
 		}
 	}
 	return http.StatusOK, out, nil
-}
-
-// approvalID is the approval id the judge's store adapter derives for a
-// session's action (storeadapter.Adapter.Submit).
-func approvalID(session, action string) string {
-	h := canonjson.SHA256([]byte(session + "\x00" + action))
-	return "apr_" + h[len("sha256:"):len("sha256:")+16]
 }
 
 // --- inspector and review ---------------------------------------------------
@@ -336,7 +354,11 @@ func (s *Server) listApprovals(r *request) (int, any, error) {
 }
 
 func (s *Server) getApproval(r *request) (int, any, error) {
-	a, err := s.cfg.Store.GetApproval(r.Context(), r.PathValue("approval_id"))
+	id := r.PathValue("approval_id")
+	a, err := s.cfg.Store.GetApproval(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !r.who.MayRead(a.Creator) {
+		return 0, nil, noApproval(id)
+	}
 	if err != nil {
 		return 0, nil, err
 	}

@@ -72,9 +72,30 @@ func replica(t *testing.T, dsn string) *env {
 	return newEnvOver(t, h, st, true)
 }
 
+// replicas are n servers on one database that serve the same tokens (a
+// copy of the first one's tokens.json): a runtime's records are bound to
+// its token's id, so a runtime reaches its own through any replica.
+func replicas(t *testing.T, dsn string, n int) []*env {
+	rs := []*env{replica(t, dsn)}
+	b, err := os.ReadFile(TokensFile(rs[0].h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(rs) < n {
+		r := replica(t, dsn)
+		if err := os.WriteFile(TokensFile(r.h), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r.tokens = rs[0].tokens
+		rs = append(rs, r)
+	}
+	return rs
+}
+
 func TestReplicasShareDecisions(t *testing.T) {
 	dsn := pgSchema(t)
-	a, b := replica(t, dsn), replica(t, dsn)
+	rs := replicas(t, dsn, 2)
+	a, b := rs[0], rs[1]
 	w := a.must(201, "POST", "/v1/judge/decisions", RoleRuntime, decisionBody("k-ab", "block", `"memory_to_write":{"lessons":["no deploys on friday"]}`))
 	id := w.Get("decision_id").Str
 	if got := b.must(200, "GET", "/v1/judge/decisions/"+id, RoleRuntime, ""); got.Get("decision").Str != "block" {
@@ -96,7 +117,7 @@ func TestReplicasShareDecisions(t *testing.T) {
 
 func TestReplicasConcurrentIdempotency(t *testing.T) {
 	dsn := pgSchema(t)
-	concurrentSameKey(t, []*env{replica(t, dsn), replica(t, dsn)}, 32)
+	concurrentSameKey(t, replicas(t, dsn, 2), 32)
 }
 
 // TestReplicaKillLosesNoAcknowledgedWrite runs two real `docket serve`
@@ -114,6 +135,9 @@ func TestReplicaKillLosesNoAcknowledgedWrite(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build docket: %v\n%s", err, out)
 	}
+	// the replicas serve the same tokens (the first one's tokens.json)
+	var tokens []byte
+	var token string
 	start := func() (*exec.Cmd, string, string) {
 		dir := t.TempDir()
 		envv := append(os.Environ(), "DOCKET_HOME="+dir, "DOCKET_STORE_DSN="+dsn)
@@ -128,6 +152,17 @@ func TestReplicaKillLosesNoAcknowledgedWrite(t *testing.T) {
 		}
 		run("init")
 		tok := run("token", "create", "--role", "runtime", "--name", "burst")
+		h, _ := home.At(dir)
+		if tokens == nil {
+			b, err := os.ReadFile(TokensFile(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens, token = b, tok
+		} else if err := os.WriteFile(TokensFile(h), tokens, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tok = token
 		c := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
 		c.Env = envv
 		stderr, _ := c.StderrPipe()

@@ -271,7 +271,8 @@ func (w *statusWriter) Flush() {
 
 // engine returns a judge engine for one evaluation, over the policy in
 // force, the server's store (recall, write-back, approvals) and ledger.
-func (s *Server) engine() *judge.Engine {
+// The decision and the approval it writes record who as their creator.
+func (s *Server) engine(who Principal) *judge.Engine {
 	e := judge.NewEngine(s.cfg.Home, s.policy.Policy())
 	if perr := s.polErr.Load(); perr != nil {
 		e.SetPolicyError(*perr)
@@ -284,6 +285,7 @@ func (s *Server) engine() *judge.Engine {
 	e.RecallTimeout, e.WriteBackTimeout = 2*time.Second, 5*time.Second
 	e.Now = s.cfg.Now
 	ad := storeadapter.New(s.cfg.Store)
+	ad.Creator = who.ID
 	e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
 	e.Writer, e.Approvals = ad, ad
 	if s.cfg.Ledger != nil {

@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 type env struct {
 	t      testing.TB
 	h      home.Home
-	st     *sqlstore.Store
+	st     *sqlstore.Store // the events' database (and the store, but for newEnvWith)
+	store  store.Store     // the server's store
 	srv    *Server
 	url    string
 	tokens map[Role]string
@@ -60,6 +61,13 @@ func newEnv(t testing.TB) *env {
 
 func newEnvOver(t testing.TB, h home.Home, st *sqlstore.Store, postgres bool) *env {
 	t.Helper()
+	return newEnvWith(t, h, st, st, postgres)
+}
+
+// newEnvWith is newEnvOver with the store backend apart from the SQL
+// database that holds the events (memstore keeps no events).
+func newEnvWith(t testing.TB, h home.Home, backend store.Store, st *sqlstore.Store, postgres bool) *env {
+	t.Helper()
 	ctx := context.Background()
 	events, err := OpenEventLog(ctx, st.DB(), postgres)
 	if err != nil {
@@ -74,13 +82,13 @@ func newEnvOver(t testing.TB, h home.Home, st *sqlstore.Store, postgres bool) *e
 		t.Fatal(err)
 	}
 	toks := OpenTokens(h)
-	e := &env{t: t, h: h, st: st, tokens: map[Role]string{}}
+	e := &env{t: t, h: h, st: st, store: backend, tokens: map[Role]string{}}
 	for _, r := range Roles {
 		if _, e.tokens[r], err = toks.Create(string(r)+"-"+hex.EncodeToString([]byte(t.Name()))[:8]+fmt.Sprint(time.Now().UnixNano()%1e6), r, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.srv, err = New(Config{Home: h, Store: st, Events: events, Tokens: toks, Policy: set, Ledger: l})
+	e.srv, err = New(Config{Home: h, Store: backend, Events: events, Tokens: toks, Policy: set, Ledger: l})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,9 @@ type Role string
 
 const (
 	// RoleRuntime: recall, evaluate, write and read decisions, poll its
-	// approvals. Not the event stream: it carries every session's
-	// decisions, approvals and ledger appends.
+	// approvals — only the decisions and approvals this token created
+	// (Principal.MayRead). Not the event stream: it carries every
+	// session's decisions, approvals and ledger appends.
 	RoleRuntime Role = "runtime"
 	// RoleReviewer: also the review queue, the inspector, approvals,
 	// the ledger's sessions and the event stream.
@@ -75,10 +76,26 @@ type tokenFile struct {
 	Tokens  []Token `json:"tokens"`
 }
 
-// Principal is who made a request.
+// Principal is who made a request. ID is the token's id, which the store
+// records as the creator of the approvals and decisions the request
+// writes; it is empty for a console login, which is never a runtime.
 type Principal struct {
+	ID   string
 	Name string
 	Role Role
+}
+
+// MayRead reports whether p may read an approval or a decision whose
+// creator (store.Approval.Creator, store.Decision.Creator) is creator.
+// Reviewers and admins read every one. A runtime token reads only what
+// it created itself: not another token's (a revoked one's included), not
+// the hooks' and not records stored before creators were recorded (an
+// empty creator, which no token id matches).
+func (p Principal) MayRead(creator string) bool {
+	if p.Role.Allows(RoleReviewer) {
+		return true
+	}
+	return p.Role.Valid() && p.ID != "" && creator == p.ID
 }
 
 // Tokens is the token file of one state root. The server re-reads the
@@ -114,7 +131,7 @@ func (t *Tokens) Authenticate(token string) (Principal, error) {
 	if !ok || subtle.ConstantTimeCompare([]byte(tok.Hash), []byte(h)) != 1 || !tok.Active() {
 		return Principal{}, ErrBadToken
 	}
-	return Principal{Name: tok.Name, Role: tok.Role}, nil
+	return Principal{ID: tok.ID, Name: tok.Name, Role: tok.Role}, nil
 }
 
 // refresh re-reads the file when its size or modification time changed.

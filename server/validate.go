@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/docket/docket/internal/canonjson"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
@@ -83,6 +85,9 @@ func parseDecision(body []byte) (store.Decision, error) {
 	}
 	if err := schema(d.SchemaVersion, store.DecisionSchema); err != nil {
 		return d, err
+	}
+	if gjson.GetBytes(body, "creator").Exists() {
+		return d, badRequest("creator", "set by the server: the decision's creator is the token that writes it")
 	}
 	checks := []struct{ f, v string }{
 		{"decision", string(d.Decision)}, {"confidence", d.Confidence}, {"judge.kind", d.Judge.Kind},

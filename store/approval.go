@@ -52,6 +52,11 @@ type Approval struct {
 	Note            string         `json:"note,omitempty"`
 	// Arguments are the human's edited tool arguments (modified only).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Creator is the id of the API token that created the approval
+	// (docket serve); empty for the hooks, the CLI and approvals stored
+	// before creators were recorded. It never changes: a resolution
+	// keeps it, and resubmitting the id returns the stored creator.
+	Creator string `json:"creator,omitempty"`
 }
 
 // Allows reports whether the action may run: approved, or modified (run

@@ -40,10 +40,11 @@ type Store interface {
 	// PlanWrite decides, atomically. A decision whose idempotency key was
 	// already written returns the original decision id with Replayed set
 	// and writes nothing, also under concurrent retries. A malformed
-	// decision is a *ValidationError and writes nothing.
+	// decision is a *ValidationError and writes nothing. d.Creator is
+	// stored as given; a replay keeps the first write's.
 	WriteDecision(ctx context.Context, d Decision) (WriteResult, error)
 
-	// GetDecision returns the decision, or ErrNotFound.
+	// GetDecision returns the decision with its Creator, or ErrNotFound.
 	GetDecision(ctx context.Context, id string) (Decision, error)
 
 	// ListReview returns review items matching f, high priority first,
@@ -63,21 +64,23 @@ type Store interface {
 
 	// SubmitApproval queues an approval request. Defaults: id, status
 	// pending, created now, timeout after DefaultApprovalTimeout. Submitting
-	// an id that exists returns the stored approval unchanged (a retried
-	// hook does not queue twice).
+	// an id that exists returns the stored approval unchanged, its Creator
+	// included (a retried hook does not queue twice).
 	SubmitApproval(ctx context.Context, a Approval) (Approval, error)
 
-	// GetApproval returns the approval, or ErrNotFound. A pending or
-	// escalated approval past its timeout is marked expired first.
+	// GetApproval returns the approval with its Creator, or ErrNotFound. A
+	// pending or escalated approval past its timeout is marked expired
+	// first.
 	GetApproval(ctx context.Context, id string) (Approval, error)
 
 	// ListApprovals returns approvals with the given status ("" for all),
 	// oldest first, expiring overdue ones first.
 	ListApprovals(ctx context.Context, status ApprovalStatus) ([]Approval, error)
 
-	// ResolveApproval applies a human's answer (see ApplyResolution). It
-	// returns ErrNotFound for an unknown id and ErrConflict when the
-	// approval is already decided or expired.
+	// ResolveApproval applies a human's answer (see ApplyResolution),
+	// keeping the approval's Creator. It returns ErrNotFound for an
+	// unknown id and ErrConflict when the approval is already decided or
+	// expired.
 	ResolveApproval(ctx context.Context, id string, r Resolution) (Approval, error)
 
 	// Close releases the backend.

@@ -362,6 +362,10 @@ type Decision struct {
 	FullArguments json.RawMessage `json:"full_arguments,omitempty"`
 	Entities      []string        `json:"entities,omitempty"`
 	CreatedAt     time.Time       `json:"created_at,omitzero"`
+	// Creator is the id of the API token that wrote the decision (docket
+	// serve); empty for the hooks, the CLI and decisions stored before
+	// creators were recorded. A replay keeps the first writer's.
+	Creator string `json:"creator,omitempty"`
 }
 
 // Rejection records something the write-back firewall refused.

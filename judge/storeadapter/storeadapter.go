@@ -24,6 +24,10 @@ import (
 // actions still being judged.
 type Adapter struct {
 	S store.Store
+	// Creator is recorded as the creator of every decision and approval
+	// the adapter writes: the API token an evaluation runs for (docket
+	// serve), empty for the hooks and the CLI.
+	Creator string
 
 	mu        sync.Mutex
 	recallIDs map[string]string
@@ -125,6 +129,7 @@ func (a *Adapter) WriteDecision(ctx context.Context, d judge.DecisionRecord) err
 			Provenance: store.CandidateProvenance{DefaultStatus: store.Observed, RequiresReview: d.RequiresReview},
 		},
 		Entities: append([]string{"tool:" + strings.ToLower(d.ToolName)}, d.Entities...),
+		Creator:  a.Creator,
 	}
 	if d.Decision == judge.Revise {
 		sd.RequiredRevision = store.RequiredRevision{Summary: d.ReasoningSummary}
@@ -174,13 +179,25 @@ func pastTense(o judge.Outcome) string {
 	return string(o)
 }
 
-// Submit implements Approvals. The approval id is derived from the
-// session and action, so a retried hook waits on the same item.
+// ApprovalID is the id of the approval for a session's action, queued
+// by creator (see Adapter.Creator). The same call gets the same id, so a
+// retried hook waits on the same item; approvals queued for an API token
+// live apart from the hooks' and from every other token's, so that one
+// token cannot queue (or be handed) the approval of another's action.
+func ApprovalID(creator, session, action string) string {
+	key := session + "\x00" + action
+	if creator != "" {
+		key = creator + "\x00" + key
+	}
+	return "apr_" + shortHash(key)
+}
+
+// Submit implements Approvals, under ApprovalID.
 func (a *Adapter) Submit(ctx context.Context, it judge.ApprovalItem) (string, error) {
 	ap, err := a.S.SubmitApproval(ctx, store.Approval{
-		ID: "apr_" + shortHash(it.SessionID+"\x00"+it.ActionID), Session: it.SessionID, ToolUseID: it.ActionID,
+		ID: ApprovalID(a.Creator, it.SessionID, it.ActionID), Session: it.SessionID, ToolUseID: it.ActionID,
 		Tool: it.ToolName, Summary: trunc(it.Summary, 300), Reason: trunc(it.Reason, 1000), RiskClass: string(it.RiskClass),
-		ArgumentsDigest: it.ArgumentsDigest, TimeoutAt: it.ExpiresAt,
+		ArgumentsDigest: it.ArgumentsDigest, TimeoutAt: it.ExpiresAt, Creator: a.Creator,
 	})
 	if err != nil {
 		return "", fmt.Errorf("submit approval: %w", err)

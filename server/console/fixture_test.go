@@ -40,7 +40,7 @@ type fixture struct {
 	url string
 }
 
-var runtimeP = server.Principal{Name: "runtime-test", Role: server.RoleRuntime}
+var runtimeP = server.Principal{ID: "tok_runtimetest", Name: "runtime-test", Role: server.RoleRuntime}
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()

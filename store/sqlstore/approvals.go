@@ -11,14 +11,14 @@ import (
 )
 
 const approvalCols = `id, decision_id, workspace, session, tool_use_id, tool, summary, reason, risk_class, arguments_digest,
-	status, owner, created_at, timeout_at, resolved_at, resolved_by, note, arguments`
+	status, owner, created_at, timeout_at, resolved_at, resolved_by, note, arguments, creator`
 
 func scanApproval(r scanner) (store.Approval, error) {
 	var a store.Approval
 	var created, timeout, resolved int64
 	var args string
 	err := r.Scan(&a.ID, &a.DecisionID, &a.Workspace, &a.Session, &a.ToolUseID, &a.Tool, &a.Summary, &a.Reason, &a.RiskClass,
-		&a.ArgumentsDigest, &a.Status, &a.Owner, &created, &timeout, &resolved, &a.ResolvedBy, &a.Note, &args)
+		&a.ArgumentsDigest, &a.Status, &a.Owner, &created, &timeout, &resolved, &a.ResolvedBy, &a.Note, &args, &a.Creator)
 	a.CreatedAt, a.TimeoutAt, a.ResolvedAt = fromMS(created), fromMS(timeout), fromMS(resolved)
 	if args != "" {
 		a.Arguments = json.RawMessage(args)
@@ -51,9 +51,9 @@ func (s *Store) SubmitApproval(ctx context.Context, a store.Approval) (store.App
 	}
 	var out store.Approval
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, s.q("INSERT INTO approvals ("+approvalCols+") VALUES ("+placeholders(18)+") ON CONFLICT (id) DO NOTHING"),
+		r, err := tx.ExecContext(ctx, s.q("INSERT INTO approvals ("+approvalCols+") VALUES ("+placeholders(19)+") ON CONFLICT (id) DO NOTHING"),
 			a.ID, a.DecisionID, a.Workspace, a.Session, a.ToolUseID, a.Tool, a.Summary, a.Reason, a.RiskClass, a.ArgumentsDigest,
-			string(a.Status), a.Owner, ms(a.CreatedAt), ms(a.TimeoutAt), ms(a.ResolvedAt), a.ResolvedBy, a.Note, "")
+			string(a.Status), a.Owner, ms(a.CreatedAt), ms(a.TimeoutAt), ms(a.ResolvedAt), a.ResolvedBy, a.Note, "", a.Creator)
 		if err != nil {
 			return err
 		}

@@ -19,16 +19,20 @@ func (s *Store) WriteDecision(ctx context.Context, d store.Decision) (store.Writ
 	if err != nil {
 		return store.WriteResult{}, fmt.Errorf("write decision: %w", err)
 	}
-	body, err := json.Marshal(p.Decision)
+	// the creator lives in its own column (migration 3), the one place
+	// GetDecision reads it from
+	stored := p.Decision
+	stored.Creator = ""
+	body, err := json.Marshal(stored)
 	if err != nil {
 		return store.WriteResult{}, fmt.Errorf("write decision: %w", err)
 	}
 	var res store.WriteResult
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, s.q(`INSERT INTO decisions (id, idempotency_key, workspace, action_id, outcome, body, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`),
+		r, err := tx.ExecContext(ctx, s.q(`INSERT INTO decisions (id, idempotency_key, workspace, action_id, outcome, body, created_at, creator)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`),
 			p.Decision.DecisionID, p.Decision.IdempotencyKey, p.Decision.Workspace, p.Decision.ActionID,
-			string(p.Decision.Decision), string(body), ms(p.Decision.CreatedAt))
+			string(p.Decision.Decision), string(body), ms(p.Decision.CreatedAt), p.Decision.Creator)
 		if err != nil {
 			if uniqueViolation(err) {
 				return fmt.Errorf("decision %s: %w", p.Decision.DecisionID, store.ErrExists)
@@ -104,8 +108,8 @@ func (s *Store) GetDecision(ctx context.Context, id string) (store.Decision, err
 }
 
 func (s *Store) getDecision(ctx context.Context, q querier, id string) (store.Decision, error) {
-	var body string
-	err := q.QueryRowContext(ctx, s.q("SELECT body FROM decisions WHERE id = ?"), id).Scan(&body)
+	var body, creator string
+	err := q.QueryRowContext(ctx, s.q("SELECT body, creator FROM decisions WHERE id = ?"), id).Scan(&body, &creator)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Decision{}, fmt.Errorf("decision %s: %w", id, store.ErrNotFound)
 	}
@@ -116,5 +120,6 @@ func (s *Store) getDecision(ctx context.Context, q querier, id string) (store.De
 	if err := json.Unmarshal([]byte(body), &d); err != nil {
 		return store.Decision{}, fmt.Errorf("decision %s: %w", id, err)
 	}
+	d.Creator = creator
 	return d, nil
 }

@@ -158,6 +158,15 @@ WHERE lifecycle = 'active'
 
 var sprintf = fmt.Sprintf
 
+// creatorColumns (migration 3) record which API token created an approval
+// or a decision (store.Approval.Creator, store.Decision.Creator). Rows
+// written before it, and everything the hooks and the CLI write, have an
+// empty creator, which no runtime token matches.
+const creatorColumns = `
+ALTER TABLE approvals ADD COLUMN creator TEXT NOT NULL DEFAULT '';
+ALTER TABLE decisions ADD COLUMN creator TEXT NOT NULL DEFAULT '';
+`
+
 var sqliteMigrations = []string{
 	1: `
 CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);
@@ -196,6 +205,13 @@ END;
 	2: `
 CREATE INDEX memories_org ON memories (last_seen_at) WHERE visibility = 'org';
 `,
+	3: creatorColumns + `
+CREATE TRIGGER approvals_creator_fixed BEFORE UPDATE OF creator ON approvals
+WHEN new.creator IS NOT old.creator
+BEGIN
+	SELECT RAISE(ABORT, 'an approval''s creator is never rewritten');
+END;
+`,
 }
 
 var postgresMigrations = []string{
@@ -227,5 +243,10 @@ CREATE TRIGGER decisions_append_only BEFORE UPDATE ON decisions FOR EACH ROW EXE
 `,
 	2: `
 CREATE INDEX memories_org ON memories (last_seen_at) WHERE visibility = 'org';
+`,
+	3: creatorColumns + `
+CREATE TRIGGER approvals_creator_fixed BEFORE UPDATE ON approvals FOR EACH ROW
+	WHEN (new.creator IS DISTINCT FROM old.creator)
+	EXECUTE FUNCTION docket_refuse('an approval''s creator is never rewritten');
 `,
 }

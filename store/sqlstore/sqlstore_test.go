@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -389,5 +390,114 @@ func TestRelevancePolicy(t *testing.T) {
 	os.WriteFile(filepath.Join(h.PoliciesDir(), store.RelevanceFile), []byte(`{"fallback":"x","fallback_severity":7}`), 0o600)
 	if _, err := sqlstore.Open(ctx, h, ""); err == nil || !strings.Contains(err.Error(), "relevance.json") {
 		t.Fatalf("invalid relevance.json: %v", err)
+	}
+}
+
+// TestCreatorMigration opens a database written by the schema before
+// creators (version 2) with the current code: migration 3 adds the
+// creator columns, the old approval and decision read back with an empty
+// creator (which no runtime token matches), and a creator, once written,
+// cannot be rewritten in the table.
+func TestCreatorMigration(t *testing.T) {
+	ctx := context.Background()
+	backends := map[string]func(t *testing.T) (raw *sql.DB, open func() *sqlstore.Store){
+		"sqlite": func(t *testing.T) (*sql.DB, func() *sqlstore.Store) {
+			path := filepath.Join(t.TempDir(), "store.db")
+			raw, err := sql.Open("sqlite", "file:"+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw, func() *sqlstore.Store {
+				s, err := sqlstore.OpenSQLite(ctx, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+		},
+		"postgres": func(t *testing.T) (*sql.DB, func() *sqlstore.Store) {
+			dsn := pgDSN(t)
+			admin, err := sqlstore.OpenPostgresRaw(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema := fmt.Sprintf("docket_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+			if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+				admin.Close()
+			})
+			sep := "?"
+			if strings.Contains(dsn, "?") {
+				sep = "&"
+			}
+			raw, err := sqlstore.OpenPostgresRaw(ctx, dsn+sep+"search_path="+schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw, func() *sqlstore.Store { return openSchema(t, dsn, schema) }
+		},
+	}
+	for name, mk := range backends {
+		t.Run(name, func(t *testing.T) {
+			raw, open := mk(t)
+			pg := name == "postgres"
+			if err := sqlstore.MigrateTo(ctx, raw, pg, 2); err != nil {
+				t.Fatal(err)
+			}
+			ph := func(q string) string { // ? to $n for PostgreSQL
+				if !pg {
+					return q
+				}
+				for i := 1; strings.Contains(q, "?"); i++ {
+					q = strings.Replace(q, "?", fmt.Sprintf("$%d", i), 1)
+				}
+				return q
+			}
+			now := time.Now().UnixMilli()
+			if _, err := raw.ExecContext(ctx, ph(`INSERT INTO approvals (id, session, tool_use_id, tool, summary, reason, status, created_at, timeout_at)
+				VALUES ('apr_old', 's1', 'toolu_1', 'Bash', 'deploy', 'high risk', 'pending', ?, ?)`), now, now+int64(time.Hour/time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			body := `{"schema_version":"openbrain.judge.decision.v1","workspace_id":"w","action_id":"a1","decision_id":"dec_old","idempotency_key":"k-old","decision":"allow","reasoning_summary":"ok","confidence":"high","judge":{"kind":"rule"},"checks":{},"required_revision":{},"escalation":{},"memory_to_write":{"provenance":{}}}`
+			if _, err := raw.ExecContext(ctx, ph(`INSERT INTO decisions (id, idempotency_key, workspace, action_id, outcome, body, created_at)
+				VALUES ('dec_old', 'k-old', 'w', 'a1', 'allow', ?, ?)`), body, now); err != nil {
+				t.Fatal(err)
+			}
+			raw.Close()
+
+			s := open()
+			defer s.Close()
+			var v int
+			s.DB().QueryRow("SELECT MAX(version) FROM schema_migrations").Scan(&v)
+			if v != sqlstore.SchemaVersion() || v < 3 {
+				t.Fatalf("schema version %d after opening, want %d", v, sqlstore.SchemaVersion())
+			}
+			a, err := s.GetApproval(ctx, "apr_old")
+			if err != nil || a.Creator != "" || a.Status != store.ApprovalPending {
+				t.Fatalf("old approval: %+v %v, want pending with no creator", a, err)
+			}
+			d, err := s.GetDecision(ctx, "dec_old")
+			if err != nil || d.Creator != "" || d.Decision != store.Allow {
+				t.Fatalf("old decision: %+v %v, want allow with no creator", d, err)
+			}
+			if a, err := s.ResolveApproval(ctx, "apr_old", store.Resolution{Status: store.ApprovalApproved, By: "ana"}); err != nil || a.Creator != "" {
+				t.Fatalf("resolve old approval: %+v %v", a, err)
+			}
+			// a creator is fixed once written, even past the Go code
+			if _, err := s.SubmitApproval(ctx, store.Approval{ID: "apr_new", Tool: "Bash", Summary: "x", Creator: "tok_a"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"apr_new", "apr_old"} {
+				if _, err := s.DB().ExecContext(ctx, ph("UPDATE approvals SET creator = 'tok_evil' WHERE id = ?"), id); err == nil {
+					t.Errorf("the table let %s's creator be rewritten", id)
+				}
+			}
+			if _, err := s.DB().ExecContext(ctx, "UPDATE decisions SET creator = 'tok_evil' WHERE id = 'dec_old'"); err == nil {
+				t.Error("the table let a decision's creator be rewritten")
+			}
+		})
 	}
 }

@@ -44,6 +44,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"HumanCorrectionHighPriority", testHumanCorrection},
 		{"Approvals", testApprovals},
 		{"ApprovalWait", testApprovalWait},
+		{"CreatorKept", testCreator},
 		{"Inspect", testInspect},
 		{"ReviewSetsBehavior", testReviewSetsBehavior},
 		{"RepeatedLessonReinforces", testRepeatedLesson},
@@ -845,6 +846,68 @@ func testApprovals(t *testing.T, s store.Store) {
 	all, _ := s.ListApprovals(ctx, "")
 	if len(all) != 3 {
 		t.Fatalf("all approvals: %d, want 3", len(all))
+	}
+}
+
+// testCreator: an approval's and a decision's creator (the API token
+// that made it) is stored, read back by every read, kept by resolution,
+// expiry and replays, and never taken from a second submitter.
+func testCreator(t *testing.T, s store.Store) {
+	a, err := s.SubmitApproval(ctx, store.Approval{ID: "apr_c1", Tool: "Bash", Summary: "deploy", Creator: "tok_a"})
+	if err != nil || a.Creator != "tok_a" {
+		t.Fatalf("submit: %+v %v, want creator tok_a", a, err)
+	}
+	again, err := s.SubmitApproval(ctx, store.Approval{ID: "apr_c1", Tool: "Bash", Summary: "deploy", Creator: "tok_b"})
+	if err != nil || again.Creator != "tok_a" {
+		t.Fatalf("resubmit by another token: %+v %v, want the stored creator tok_a", again, err)
+	}
+	if got, err := s.GetApproval(ctx, "apr_c1"); err != nil || got.Creator != "tok_a" {
+		t.Fatalf("get: %+v %v, want creator tok_a", got, err)
+	}
+	res, err := s.ResolveApproval(ctx, "apr_c1", store.Resolution{Status: store.ApprovalApproved, By: "ana"})
+	if err != nil || res.Creator != "tok_a" {
+		t.Fatalf("resolve: %+v %v, want creator tok_a", res, err)
+	}
+	if got, _ := s.GetApproval(ctx, "apr_c1"); got.Creator != "tok_a" || got.Status != store.ApprovalApproved {
+		t.Fatalf("after resolve: %+v", got)
+	}
+	if _, err := s.SubmitApproval(ctx, store.Approval{ID: "apr_c2", Tool: "Bash", Summary: "rm", Creator: "tok_b", CreatedAt: time.Now().Add(-2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetApproval(ctx, "apr_c2"); got.Status != store.ApprovalExpired || got.Creator != "tok_b" {
+		t.Fatalf("expired: %+v, want creator tok_b", got)
+	}
+	if _, err := s.SubmitApproval(ctx, store.Approval{ID: "apr_c3", Tool: "Bash", Summary: "hook"}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.ListApprovals(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"apr_c1": "tok_a", "apr_c2": "tok_b", "apr_c3": ""}
+	if len(all) != len(want) {
+		t.Fatalf("list: %d approvals, want %d", len(all), len(want))
+	}
+	for _, a := range all {
+		if c, ok := want[a.ID]; !ok || a.Creator != c {
+			t.Errorf("list: %s creator %q, want %q", a.ID, a.Creator, c)
+		}
+	}
+
+	r := write(t, s, decision("k-creator", func(d *store.Decision) { d.Creator = "tok_a" }))
+	if d, err := s.GetDecision(ctx, r.DecisionID); err != nil || d.Creator != "tok_a" {
+		t.Fatalf("get decision: creator %q %v, want tok_a", d.Creator, err)
+	}
+	rep := write(t, s, decision("k-creator", func(d *store.Decision) { d.Creator = "tok_b" }))
+	if !rep.Replayed || rep.DecisionID != r.DecisionID {
+		t.Fatalf("replay by another token: %+v", rep)
+	}
+	if d, _ := s.GetDecision(ctx, r.DecisionID); d.Creator != "tok_a" {
+		t.Fatalf("after a replay by tok_b the creator is %q, want tok_a", d.Creator)
+	}
+	r2 := write(t, s, decision("k-nocreator"))
+	if d, err := s.GetDecision(ctx, r2.DecisionID); err != nil || d.Creator != "" {
+		t.Fatalf("decision without a creator: %q %v", d.Creator, err)
 	}
 }
 
