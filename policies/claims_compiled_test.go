@@ -32,6 +32,16 @@ func compiledClaimsFile(t *testing.T) []byte {
 		}
 		return "[]string{" + strings.Join(q, ", ") + "}"
 	}
+	strss := func(l [][]string) string {
+		if l == nil {
+			return "nil"
+		}
+		q := make([]string, len(l))
+		for i, s := range l {
+			q[i] = strs(s)
+		}
+		return "[][]string{" + strings.Join(q, ", ") + "}"
+	}
 	pats := func(ps []*Pattern) string {
 		if ps == nil {
 			return "nil"
@@ -40,8 +50,8 @@ func compiledClaimsFile(t *testing.T) []byte {
 		b.WriteString("[]*Pattern{\n")
 		for _, p := range ps {
 			p.MayMatchFolded("")
-			fmt.Fprintf(&b, "{Source: %s, Literals: %s, NM: %t, expr: %s, never: %t, fold: %s, foldKnown: true},\n",
-				strconv.Quote(p.Source), strs(p.Literals), p.NM, strconv.Quote(p.expr), p.never, strs(p.fold))
+			fmt.Fprintf(&b, "{Source: %s, Literals: %s, AllOf: %s, NM: %t, expr: %s, never: %t, fold: %s, foldKnown: true},\n",
+				strconv.Quote(p.Source), strs(p.Literals), strss(p.AllOf), p.NM, strconv.Quote(p.expr), p.never, strs(p.fold))
 		}
 		b.WriteString("}")
 		return b.String()
@@ -118,7 +128,7 @@ func lexiconView(t testing.TB, c *Claims) map[string]any {
 		var out []any
 		for _, p := range ps {
 			p.MayMatchFolded("")
-			out = append(out, []any{p.Source, p.Literals, p.NM, p.expr, p.never, p.fold, p.Regexp().String()})
+			out = append(out, []any{p.Source, p.Literals, p.AllOf, p.NM, p.expr, p.never, p.fold, p.Regexp().String()})
 		}
 		return out
 	}

@@ -37,6 +37,7 @@ func knownFile(t *testing.T) []byte {
 		lits     bool
 		nm       bool
 		literals []string
+		allOf    [][]string
 		fold     []string
 	}
 	exprs := map[string]entry{}
@@ -56,7 +57,7 @@ func knownFile(t *testing.T) []byte {
 			e.fold = requiredLiterals(re.Simplify(), foldString)
 		}
 		if lits {
-			e.lits, e.literals = true, info.lits
+			e.lits, e.literals, e.allOf = true, info.lits, info.allOf
 		}
 		exprs[expr] = e
 	}
@@ -106,6 +107,23 @@ func knownFile(t *testing.T) []byte {
 					b.WriteString(", ")
 				}
 				b.WriteString(strconv.Quote(l))
+			}
+			b.WriteString("}")
+		}
+		if e.lits && e.allOf != nil {
+			b.WriteString(", allOf: [][]string{")
+			for i, set := range e.allOf {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("{")
+				for j, l := range set {
+					if j > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(strconv.Quote(l))
+				}
+				b.WriteString("}")
 			}
 			b.WriteString("}")
 		}

@@ -21,6 +21,10 @@ type Pattern struct {
 	// Literals, when not nil, are lowercase strings at least one of which
 	// every match contains (see MayMatch).
 	Literals []string
+	// AllOf are more such sets, one per part of the pattern that requires
+	// a literal: every match contains a string of each (see MayMatch).
+	// "tests? ... pass" needs a "test" and a "pass", not just either.
+	AllOf [][]string
 	// NM: the pattern has the named groups n and m ("32/32 passing"
 	// matches only when n equals m).
 	NM bool
@@ -83,15 +87,15 @@ func (p *Pattern) Regexp() *regexp.Regexp {
 // MayMatch reports whether the pattern can match text whose lowercased
 // form is lower: false only when none of its literals occurs in it.
 func (p *Pattern) MayMatch(lower string) bool {
-	if p.Literals == nil {
-		return true
+	if p.Literals != nil && !containsAny(lower, p.Literals) {
+		return false
 	}
-	for _, l := range p.Literals {
-		if strings.Contains(lower, l) {
-			return true
+	for _, set := range p.AllOf {
+		if !containsAny(lower, set) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 func (p *Pattern) String() string { return p.expr }
@@ -304,6 +308,30 @@ func requiredLiterals(re *syntax.Regexp, fold func(string) string) []string {
 	return nil
 }
 
+// requiredFactors returns the literal sets of each part of re's top
+// concatenation that requires one (requiredLiterals of the part): a
+// match of re is a match of every part, so it contains a string of each
+// set. Nil when fewer than two parts require literals, which
+// requiredLiterals covers alone.
+func requiredFactors(re *syntax.Regexp, fold func(string) string) [][]string {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat {
+		return nil
+	}
+	var out [][]string
+	for _, sub := range re.Sub {
+		if l := requiredLiterals(sub, fold); l != nil {
+			out = append(out, l)
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
 // newPatterns wraps each source in pre…post. Each expression is checked
 // (and its literals derived, when lits) unless it is in knownExprs, the
 // table of the embedded default's expressions, which a test keeps in
@@ -319,7 +347,7 @@ func newPatterns(field string, srcs []string, pre, post string, lits bool) ([]*P
 		if k, ok := lookupKnown(p.expr); ok {
 			p.NM = k.nm
 			if lits && !k.noLits {
-				p.Literals = k.lits
+				p.Literals, p.AllOf = k.lits, k.allOf
 			}
 			p.fold, p.foldKnown = k.fold, true
 		} else {
@@ -332,7 +360,7 @@ func newPatterns(field string, srcs []string, pre, post string, lits bool) ([]*P
 			}
 			p.NM = info.hasN
 			if lits {
-				p.Literals = info.lits
+				p.Literals, p.AllOf = info.lits, info.allOf
 			}
 		}
 		out = append(out, p)
@@ -343,6 +371,7 @@ func newPatterns(field string, srcs []string, pre, post string, lits bool) ([]*P
 type exprInfo struct {
 	hasN, hasM bool
 	lits       []string
+	allOf      [][]string
 }
 
 // checkExpr parses expr as regexp.Compile would and derives its literals.
@@ -356,7 +385,9 @@ func checkExpr(expr string) (exprInfo, error) {
 		info.hasN = info.hasN || n == "n"
 		info.hasM = info.hasM || n == "m"
 	}
-	info.lits = requiredLiterals(re.Simplify(), strings.ToLower)
+	simple := re.Simplify()
+	info.lits = requiredLiterals(simple, strings.ToLower)
+	info.allOf = requiredFactors(simple, strings.ToLower)
 	return info, nil
 }
 
@@ -441,6 +472,7 @@ func lookupKnown(expr string) (knownExpr, bool) {
 type knownExpr struct {
 	expr   string
 	lits   []string
+	allOf  [][]string
 	noLits bool
 	nm     bool
 	// fold: literals (foldString'd) one of which every match contains;

@@ -257,6 +257,10 @@ func (e *encoder) patterns(ps []*Pattern) {
 		e.str(p.expr)
 		e.sub(p.expr, p.Source)
 		e.strs(p.Literals)
+		e.uint(uint64(len(p.AllOf)))
+		for _, set := range p.AllOf {
+			e.strs(set)
+		}
 		e.bool(p.NM)
 		e.bool(p.never)
 		e.strs(p.fold)
@@ -275,6 +279,12 @@ func (d *decoder) patterns() []*Pattern {
 		p.expr = d.str()
 		p.Source = d.sub(p.expr)
 		p.Literals = d.strs()
+		if k := d.count(); k > 0 && d.err == nil {
+			p.AllOf = make([][]string, k)
+			for j := range p.AllOf {
+				p.AllOf[j] = d.strs()
+			}
+		}
 		p.NM = d.bool()
 		p.never = d.bool()
 		p.fold = d.strs()

@@ -56,7 +56,7 @@ const (
 	compiledHeader = "docket.policy_compiled.v1"
 	// compiledFormat changes whenever a compiled form or what the parsers
 	// produce changes.
-	compiledFormat = "1"
+	compiledFormat = "2"
 	compiledMACLen = sha256.Size
 )
 
