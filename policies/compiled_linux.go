@@ -6,11 +6,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,9 +75,12 @@ var compiledBuild = sync.OnceValue(func() string {
 	// A rebuild from a modified tree (or from no tree) keeps the revision:
 	// there the binary's own identity tells builds apart. A clean build's
 	// binaries (docket, docket-gate, docket-judge) share their caches.
+	// /proc/self/exe, stat'ed through: the running binary's file, with no
+	// readlink of its path first.
 	var st syscall.Stat_t
-	if exe, err := os.Executable(); !clean && err == nil && syscall.Stat(exe, &st) == nil {
-		b += fmt.Sprintf(" exe %d:%d:%d:%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+	if !clean && syscall.Stat("/proc/self/exe", &st) == nil {
+		b += " exe " + strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(uint64(st.Ino), 10) + ":" +
+			strconv.FormatInt(int64(st.Size), 10) + ":" + strconv.FormatInt(int64(st.Mtim.Sec), 10) + "." + strconv.FormatInt(int64(st.Mtim.Nsec), 10)
 	}
 	return b
 })

@@ -37,7 +37,7 @@ func identity(b []byte, p string) ([]byte, bool, time.Time, bool) {
 }
 
 func appendStat(b []byte, st *syscall.Stat_t) []byte {
-	for _, v := range []uint64{st.Dev, st.Ino, uint64(st.Mode), uint64(st.Size),
+	for _, v := range []uint64{uint64(st.Dev), uint64(st.Ino), uint64(st.Mode), uint64(st.Size),
 		uint64(st.Mtim.Sec), uint64(st.Mtim.Nsec), uint64(st.Ctim.Sec), uint64(st.Ctim.Nsec)} {
 		b = strconv.AppendUint(b, v, 16)
 		b = append(b, ' ')
@@ -48,7 +48,7 @@ func appendStat(b []byte, st *syscall.Stat_t) []byte {
 // statLatest is the later of st's mtime and ctime.
 func statLatest(st *syscall.Stat_t) time.Time {
 	if st.Ctim.Sec > st.Mtim.Sec || st.Ctim.Sec == st.Mtim.Sec && st.Ctim.Nsec > st.Mtim.Nsec {
-		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+		return time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec))
 	}
-	return time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
+	return time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
 }

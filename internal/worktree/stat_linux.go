@@ -19,8 +19,8 @@ func statOf(fi fs.FileInfo) stat {
 		return stat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: uint32(fi.Mode())}
 	}
 	return stat{
-		size: s.Size, mtime: s.Mtim.Sec*1e9 + s.Mtim.Nsec, ctime: s.Ctim.Sec*1e9 + s.Ctim.Nsec,
-		ino: s.Ino, dev: s.Dev, mode: rawMode(s.Mode),
+		size: int64(s.Size), mtime: int64(s.Mtim.Sec)*1e9 + int64(s.Mtim.Nsec), ctime: int64(s.Ctim.Sec)*1e9 + int64(s.Ctim.Nsec),
+		ino: uint64(s.Ino), dev: uint64(s.Dev), mode: rawMode(s.Mode),
 	}
 }
 
@@ -32,8 +32,8 @@ func lstatAt(d *os.File, dir, name string) (stat, error) {
 		return stat{}, err
 	}
 	return stat{
-		size: s.Size, mtime: s.Mtim.Sec*1e9 + s.Mtim.Nsec, ctime: s.Ctim.Sec*1e9 + s.Ctim.Nsec,
-		ino: s.Ino, dev: s.Dev, mode: rawMode(s.Mode),
+		size: int64(s.Size), mtime: int64(s.Mtim.Sec)*1e9 + int64(s.Mtim.Nsec), ctime: int64(s.Ctim.Sec)*1e9 + int64(s.Ctim.Nsec),
+		ino: uint64(s.Ino), dev: uint64(s.Dev), mode: rawMode(s.Mode),
 	}, nil
 }
 
