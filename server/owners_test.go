@@ -210,6 +210,18 @@ func testSessionOwners(t *testing.T, e *env) {
 	if code, out := e.as(reviewer, "POST", "/v1/gate/sess-a/check", stopBody(t, "I looked at the diff.", false)); code != 200 {
 		t.Errorf("a reviewer gates revoked A's session: %d %s", code, out)
 	}
+	// a runtime principal without a token id (none authenticates so, but
+	// the console's calls take any principal) owns nothing and claims
+	// nothing
+	for _, who := range []Principal{{Name: "no-id", Role: RoleRuntime}} {
+		_, err := e.srv.Call(context.Background(), who, "POST", "/v1/ledger/sess-noid/entries", []byte(entryBody("n1")))
+		if ErrorStatus(err) != 404 {
+			t.Errorf("%+v starts a session: %v, want 404", who, err)
+		}
+	}
+	if n := ledgerLen(t, e.h, "sess-noid"); n != 0 {
+		t.Errorf("a principal without a token id wrote %d entries", n)
+	}
 	if t.Failed() {
 		return
 	}
