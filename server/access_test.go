@@ -207,13 +207,19 @@ func testRuntimeReadsOnlyItsOwn(t *testing.T, e *env) {
 	if code != 400 || !strings.Contains(out, `"field":"creator"`) {
 		t.Errorf("a body naming a creator: %d %s, want 400 on creator", code, out)
 	}
-	// ... nor by judging A's session and action under its own key: B gets
-	// an approval of its own, which A cannot read
+	// ... nor by judging A's session and action under its own key: the
+	// session is A's (TestSessionOwners), a 404 that names nothing of A's
 	code, out = e.as(tokB, "POST", "/v1/judge/evaluate", strings.Replace(proposalBody("acc-1b", "payments.wire", "high_risk", "flow-a", nil), `"action_id":"act-acc-1b"`, `"action_id":"act-acc-1"`, 1))
+	if code != 404 || strings.Contains(out, aprA) || strings.Contains(out, evalID) || strings.Contains(out, idA) {
+		t.Errorf("B judges A's session: %d %s, want a 404 naming nothing of A's", code, out)
+	}
+	// ... nor by judging A's action under a session of its own: B gets an
+	// approval of its own, which A cannot read
+	code, out = e.as(tokB, "POST", "/v1/judge/evaluate", strings.Replace(proposalBody("acc-1b", "payments.wire", "high_risk", "flow-b", nil), `"action_id":"act-acc-1b"`, `"action_id":"act-acc-1"`, 1))
 	evB := jsonOf(t, code, out, 201)
 	aprB := evB["approval_id"].(string)
 	if aprB == "" || aprB == aprA {
-		t.Fatalf("B judging A's session and action got approval %q (A's is %s)", aprB, aprA)
+		t.Fatalf("B judging A's action got approval %q (A's is %s)", aprB, aprA)
 	}
 	check("B", tokB, "approval", "B's evaluation", aprB, true)
 	check("A", tokA, "approval", "B's evaluation", aprB, false)

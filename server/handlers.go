@@ -207,6 +207,13 @@ func (s *Server) evaluate(r *request) (int, any, error) {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return 0, nil, err
 	}
+	// the evaluation is recorded in the session's ledger: only a session
+	// the caller may write to (a replay above is the caller's own)
+	if s.cfg.Ledger != nil {
+		if err := s.useSession(r.Context(), r.who, session); err != nil {
+			return 0, nil, err
+		}
+	}
 	p.Context.ToolKind = proposalToolKind(p)
 	t0 := time.Now()
 	ev := s.engine(r.who).Evaluate(r.Context(), p, input, session)

@@ -3,7 +3,8 @@ package server
 // Runtime routes for runtimes without hook binaries (the OpenClaw
 // plugin): the tool-result ledger entry docket-ledger writes, and the
 // claim gate docket-gate runs at a stop, both over HTTP. They add no
-// decision logic: the entry is the ledger's, the decision the gate's.
+// decision logic: the entry is the ledger's, the decision the gate's. A
+// runtime token reaches only the sessions it owns (owners.go).
 
 import (
 	"bytes"
@@ -130,6 +131,9 @@ func (s *Server) ledgerEntry(r *request) (int, any, error) {
 	}
 	if s.cfg.Ledger == nil {
 		return 0, nil, &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "this server keeps no ledger"}
+	}
+	if err := s.useSession(r.Context(), r.who, session); err != nil {
+		return 0, nil, err
 	}
 	rec := runtimeRecord(b, r.body)
 	e, err := s.cfg.Ledger.Append(session, rec)
@@ -270,6 +274,9 @@ func (s *Server) gateCheck(r *request) (int, any, error) {
 	g, err := gate.New(s.cfg.Home)
 	if err != nil {
 		return 0, nil, &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the gate cannot run: " + err.Error()}
+	}
+	if err := s.useSession(r.Context(), r.who, session); err != nil {
+		return 0, nil, err
 	}
 	rt := b.Runtime
 	if rt == "" {

@@ -82,6 +82,11 @@ type Server struct {
 	// levels keeps the monitoring levels (trust policy and MAC'd level
 	// summary) while neither file changes
 	levels Warm[*judge.Trust]
+	// scope is the ledger's name for session owners (ledgerScope)
+	scope atomic.Pointer[string]
+	// testingOnlyBeforeClaim, when set, runs just before a runtime
+	// token claims a new session
+	testingOnlyBeforeClaim func(session string)
 }
 
 // New returns a server over cfg.

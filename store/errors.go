@@ -7,8 +7,8 @@ import (
 
 // Sentinel errors. Backends wrap them; test with errors.Is.
 var (
-	// ErrNotFound: the memory, decision, review item, recall or approval
-	// does not exist.
+	// ErrNotFound: the memory, decision, review item, recall, approval or
+	// session owner does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrExists: an insert named an id that is already taken.
 	ErrExists = errors.New("already exists")

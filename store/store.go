@@ -83,6 +83,18 @@ type Store interface {
 	// expired.
 	ResolveApproval(ctx context.Context, id string, r Resolution) (Approval, error)
 
+	// ClaimSession records owner as the owner of session under scope (the
+	// ledger the session lives in) unless the session has one, and
+	// returns the session's owner: owner when this call recorded it, else
+	// the owner recorded first, by any process on the same database, so
+	// two claims racing agree on one winner. Owners never change. An
+	// empty session or owner is a *ValidationError and records nothing.
+	ClaimSession(ctx context.Context, scope, session, owner string) (string, error)
+
+	// SessionOwner returns the owner ClaimSession recorded for session
+	// under scope, or ErrNotFound when none did.
+	SessionOwner(ctx context.Context, scope, session string) (string, error)
+
 	// Close releases the backend.
 	Close() error
 }

@@ -40,13 +40,20 @@ export function sha256(s) {
 // sessionOf names the docket ledger session of a hook call: the
 // sessionKey (stable across the runs of one OpenClaw session), else the
 // runId. Characters a session id may not hold become "_", and a short
-// digest of the original keeps two keys apart.
-export function sessionOf(ctx = {}, event = {}) {
+// digest of the original keeps two keys apart. With the plugin's token,
+// the digest covers the token too: a docket session belongs to the
+// token that started it, so two installs on one docket serve (both with
+// agent:main:main), or one install whose token was replaced, each get
+// sessions of their own instead of another token's 404.
+export function sessionOf(ctx = {}, event = {}, token = "") {
   const raw = ctx.sessionKey || ctx.sessionId || ctx.runId || event.runId || "";
-  if (!raw) return "openclaw-unknown";
+  const digest = (s) => createHash("sha256").update(s).digest("hex").slice(0, 8);
+  const scoped = token ? digest("docket-openclaw-session\n" + token + "\n" + String(raw)) : "";
+  if (!raw) return "openclaw-unknown" + (scoped ? "-" + scoped : "");
   const safe = String(raw).replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[._]+/, "");
   let id = "oc-" + safe.slice(0, 100);
-  if (safe !== raw) id += "-" + createHash("sha256").update(String(raw)).digest("hex").slice(0, 8);
+  if (scoped) id += "-" + scoped;
+  else if (safe !== raw) id += "-" + digest(String(raw));
   return id;
 }
 
@@ -110,6 +117,8 @@ export function createHooks(cfg, deps = {}) {
     }
   };
 
+  const sessionFor = (ctx, event) => sessionOf(ctx, event, cfg.token);
+
   async function call(method, path, body) {
     let resp;
     try {
@@ -138,7 +147,7 @@ export function createHooks(cfg, deps = {}) {
   }
 
   function proposal(tool, params, ctx, event, key) {
-    const session = sessionOf(ctx, event);
+    const session = sessionFor(ctx, event);
     const runId = ctx.runId || event.runId || "";
     const callId = ctx.toolCallId || event.toolCallId || sha256(canonicalJSON(params)).slice(7, 23);
     const canon = canonicalJSON(params);
@@ -181,7 +190,7 @@ export function createHooks(cfg, deps = {}) {
     const tool = event.toolName || ctx.toolName || "";
     const params = event.params && typeof event.params === "object" ? event.params : {};
     const readOnly = cfg.readOnlyTools.includes(tool);
-    const entry = { hook: "before_tool_call", tool, params, session: sessionOf(ctx, event), runId: ctx.runId || event.runId, toolCallId: ctx.toolCallId || event.toolCallId };
+    const entry = { hook: "before_tool_call", tool, params, session: sessionFor(ctx, event), runId: ctx.runId || event.runId, toolCallId: ctx.toolCallId || event.toolCallId };
     let d;
     try {
       d = await evaluate(tool, params, ctx, event);
@@ -254,7 +263,7 @@ export function createHooks(cfg, deps = {}) {
   }
 
   async function afterToolCall(event, ctx = {}) {
-    const session = sessionOf(ctx, event);
+    const session = sessionFor(ctx, event);
     let result = event.result;
     if (result !== undefined) {
       const s = JSON.stringify(result);
@@ -282,7 +291,7 @@ export function createHooks(cfg, deps = {}) {
 
   async function beforeAgentFinalize(event, ctx = {}) {
     if (!cfg.gate) return undefined;
-    const session = sessionOf(ctx, event);
+    const session = sessionFor(ctx, event);
     const msg = typeof event.lastAssistantMessage === "string" ? event.lastAssistantMessage : "";
     if (!msg.trim()) {
       log({ hook: "before_agent_finalize", session, decision: "allow", note: "no final text" });
@@ -315,7 +324,7 @@ export function createHooks(cfg, deps = {}) {
     if (!cfg.recall) return undefined;
     const q = String(event.currentUserMessage || event.prompt || "").slice(0, 1000);
     if (!q.trim()) return undefined;
-    const session = sessionOf(ctx, event);
+    const session = sessionFor(ctx, event);
     let r;
     try {
       r = await call("POST", "/v1/judge/recall", {

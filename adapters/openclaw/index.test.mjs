@@ -40,7 +40,7 @@ test("allow runs the call; the proposal carries the input and its canonical dige
   assert.ok(calls[0].signal, "no timeout budget on the judge call");
   assert.deepEqual(p.tool_input, { command: "ls" });
   assert.equal(p.action.arguments_digest, sha256(canonicalJSON({ command: "ls" })));
-  assert.equal(p.flow_id, sessionOf(ctx));
+  assert.equal(p.flow_id, sessionOf(ctx, {}, "dkt_x"));
   assert.equal(p.tool.kind, "shell");
   assert.equal(logs[0].decision, "allow");
 });
@@ -129,7 +129,7 @@ test("a docket that does not answer within the budget blocks", async () => {
 test("after_tool_call records params, result, error and duration under the session", async () => {
   const { h, calls } = hooks([{ body: { seq: 3, kind: "tool_failure" } }]);
   await h.afterToolCall({ ...exec("gh pr merge 1"), error: "blocked", durationMs: 7, result: { content: [] } }, ctx);
-  assert.equal(calls[0].path, `/v1/ledger/${sessionOf(ctx)}/entries`);
+  assert.equal(calls[0].path, `/v1/ledger/${sessionOf(ctx, {}, "dkt_x")}/entries`);
   const b = calls[0].body;
   assert.deepEqual([b.tool_name, b.tool_call_id, b.error, b.duration_ms, b.session_key], ["exec", "call_1|fc_1", "blocked", 7, "agent:main:main"]);
   assert.deepEqual(b.params, { command: "gh pr merge 1" });
@@ -148,7 +148,7 @@ test("before_agent_finalize revises with the gate's reason, and fails closed", a
   assert.equal(r.action, "revise");
   assert.match(r.reason, /docket validate/);
   assert.equal(r.retry.maxAttempts, 2);
-  assert.deepEqual([t.calls[0].path, t.calls[0].body.cwd], [`/v1/gate/${sessionOf(ctx)}/check`, "/w"]);
+  assert.deepEqual([t.calls[0].path, t.calls[0].body.cwd], [`/v1/gate/${sessionOf(ctx, {}, "dkt_x")}/check`, "/w"]);
   t = hooks([{ status: 200, body: { decision: "allow", claims: [] } }]);
   assert.equal(await t.h.beforeAgentFinalize({ lastAssistantMessage: "I read the file." }, ctx), undefined);
   t = hooks([new TypeError("fetch failed")]);
@@ -181,6 +181,32 @@ test("session ids are valid ledger ids and keep distinct keys apart", () => {
   assert.match(sessionOf({ sessionKey: "x".repeat(500) }), ok);
   assert.equal(sessionOf({ sessionKey: "plain-key" }), "oc-plain-key");
   assert.equal(sessionOf({}, { runId: "r1" }), "oc-r1");
+});
+
+test("session ids are the token's: two tokens never share one, one token keeps its own", () => {
+  const ok = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+  for (const ctx of [{ sessionKey: "agent:main:main" }, { sessionKey: "plain-key" }, {}]) {
+    const a = sessionOf(ctx, {}, "dkt_a");
+    const b = sessionOf(ctx, {}, "dkt_b");
+    assert.match(a, ok);
+    assert.match(b, ok);
+    assert.notEqual(a, b, JSON.stringify(ctx));
+    assert.equal(sessionOf(ctx, {}, "dkt_a"), a);
+    assert.ok(!a.includes("dkt_a"), a);
+  }
+  assert.notEqual(sessionOf({ sessionKey: "k1" }, {}, "dkt_a"), sessionOf({ sessionKey: "k2" }, {}, "dkt_a"));
+  assert.match(sessionOf({ sessionKey: "agent:main:main" }, {}, "dkt_a"), /^oc-agent_main_main-[0-9a-f]{8}$/);
+});
+
+test("every route a hook calls names the token's session", async () => {
+  const ctx = { sessionKey: "agent:main:main", runId: "run-1", toolCallId: "call-1" };
+  const one = hooks([{ status: 201, body: { seq: 0 } }], { token: "dkt_one" });
+  const two = hooks([{ status: 201, body: { seq: 0 } }], { token: "dkt_two" });
+  await one.h.afterToolCall({ toolName: "read", params: { path: "a" }, result: {} }, ctx);
+  await two.h.afterToolCall({ toolName: "read", params: { path: "a" }, result: {} }, ctx);
+  assert.equal(one.calls[0].path, `/v1/ledger/${sessionOf(ctx, {}, "dkt_one")}/entries`);
+  assert.equal(two.calls[0].path, `/v1/ledger/${sessionOf(ctx, {}, "dkt_two")}/entries`);
+  assert.notEqual(one.calls[0].path, two.calls[0].path);
 });
 
 test("the token is read from tokenFile; an unreadable file leaves none", async () => {

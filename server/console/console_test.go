@@ -144,7 +144,7 @@ func TestHeadersAndEscaping(t *testing.T) {
 	f := newFixture(t)
 	f.seedBlocked()
 	item := f.seedReview("never trust " + xss)
-	apr := f.seedApproval(blockedSession, "esc-1")
+	apr := f.seedApprovalAs(reviewerP, blockedSession, "esc-1") // the hooks' session
 	b, err := f.srv.Call(context.Background(), server.Principal{Name: "r", Role: server.RoleReviewer}, "GET", "/v1/review-queue", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,8 @@ type fixture struct {
 
 var runtimeP = server.Principal{ID: "tok_runtimetest", Name: "runtime-test", Role: server.RoleRuntime}
 
+var reviewerP = server.Principal{ID: "tok_reviewertest", Name: "reviewer-test", Role: server.RoleReviewer}
+
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	h, _ := home.At(t.TempDir())
@@ -87,7 +89,12 @@ func newFixture(t testing.TB) *fixture {
 // call runs an API route as the runtime and decodes the answer.
 func (f *fixture) call(method, target, body string) map[string]any {
 	f.t.Helper()
-	b, err := f.srv.Call(context.Background(), runtimeP, method, target, []byte(body))
+	return f.callAs(runtimeP, method, target, body)
+}
+
+func (f *fixture) callAs(who server.Principal, method, target, body string) map[string]any {
+	f.t.Helper()
+	b, err := f.srv.Call(context.Background(), who, method, target, []byte(body))
 	if err != nil {
 		f.t.Fatalf("%s %s: %v", method, target, err)
 	}
@@ -169,9 +176,15 @@ func (f *fixture) seedReviewKey(key, lesson string) string {
 	return items[0].(string)
 }
 
-// seedApproval asks the judge about a high-risk action from session and
-// returns the approval id it queued.
+// seedApproval asks the judge, as a runtime token, about a high-risk
+// action from a new session and returns the approval id it queued.
 func (f *fixture) seedApproval(session, key string) string {
+	return f.seedApprovalAs(runtimeP, session, key)
+}
+
+// seedApprovalAs is seedApproval as who: a reviewer for a session the
+// hooks started, which no runtime token may be judged under.
+func (f *fixture) seedApprovalAs(who server.Principal, session, key string) string {
 	body := fmt.Sprintf(`{"schema_version":"openbrain.judge.action_proposal.v1","workspace_id":"acme","project_id":"docket","task_id":"task-1","flow_id":%q,
 		"action_id":"act-%s","idempotency_key":%q,"runtime":{"name":"openclaw","version":"1.4","adapter":"docket-openclaw"},
 		"actor":{"agent_id":"coder","role":"worker"},"tool":{"name":"payments.wire","kind":"api","target_system":null},
@@ -181,7 +194,7 @@ func (f *fixture) seedApproval(session, key string) string {
 		"rollback":{"is_reversible":false,"rollback_plan":null,"rollback_owner":null},
 		"sensitivity":{"contains_secret_like_data":false,"contains_customer_data":true,"contains_private_personal_data":false,"contains_financial_or_legal_data":true,"contains_production_system_access":false}}`,
 		session, key, key, strings.Repeat("ab", 32))
-	out := f.call("POST", "/v1/judge/evaluate", body)
+	out := f.callAs(who, "POST", "/v1/judge/evaluate", body)
 	id, _ := out["approval_id"].(string)
 	if id == "" {
 		f.t.Fatalf("evaluate queued no approval: %v", out)

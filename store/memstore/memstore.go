@@ -34,6 +34,7 @@ type Store struct {
 	recalls   map[string]*recall
 	byMemory  map[string][]string // memory id -> recall ids
 	approvals map[string]store.Approval
+	owners    map[[2]string]string // {scope, session} -> owner
 }
 
 type recall struct {
@@ -64,6 +65,7 @@ func (s *Store) init() {
 	s.recalls = map[string]*recall{}
 	s.byMemory = map[string][]string{}
 	s.approvals = map[string]store.Approval{}
+	s.owners = map[[2]string]string{}
 }
 
 func clone(m store.Memory) store.Memory {
@@ -458,6 +460,34 @@ func (s *Store) ResolveApproval(ctx context.Context, id string, r store.Resoluti
 		return a2, fmt.Errorf("resolve approval: %w", err)
 	}
 	return a2, nil
+}
+
+// ClaimSession implements store.Store.
+func (s *Store) ClaimSession(ctx context.Context, scope, session, owner string) (string, error) {
+	if err := store.CheckSessionClaim(scope, session, owner); err != nil {
+		return "", fmt.Errorf("claim session: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	k := [2]string{scope, session}
+	if o, ok := s.owners[k]; ok {
+		return o, nil
+	}
+	s.owners[k] = owner
+	return owner, nil
+}
+
+// SessionOwner implements store.Store.
+func (s *Store) SessionOwner(ctx context.Context, scope, session string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	o, ok := s.owners[[2]string{scope, session}]
+	if !ok {
+		return "", fmt.Errorf("session %s: %w", session, store.ErrNotFound)
+	}
+	return o, nil
 }
 
 // Close implements store.Store; it does nothing.

@@ -167,6 +167,20 @@ ALTER TABLE approvals ADD COLUMN creator TEXT NOT NULL DEFAULT '';
 ALTER TABLE decisions ADD COLUMN creator TEXT NOT NULL DEFAULT '';
 `
 
+// sessionOwners (migration 4) records the API token that first wrote to
+// each ledger session (store.Store.ClaimSession), keyed by the ledger it
+// lives in (scope) and the session id. The first claim wins (INSERT … ON
+// CONFLICT DO NOTHING); a row is never rewritten or removed (triggers).
+const sessionOwners = `
+CREATE TABLE session_owners (
+	scope TEXT NOT NULL,
+	session TEXT NOT NULL CHECK (session <> ''),
+	owner TEXT NOT NULL CHECK (owner <> ''),
+	claimed_at BIGINT NOT NULL,
+	PRIMARY KEY (scope, session)
+);
+`
+
 var sqliteMigrations = []string{
 	1: `
 CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL);
@@ -212,6 +226,14 @@ BEGIN
 	SELECT RAISE(ABORT, 'an approval''s creator is never rewritten');
 END;
 `,
+	4: sessionOwners + `
+CREATE TRIGGER session_owners_fixed BEFORE UPDATE ON session_owners BEGIN
+	SELECT RAISE(ABORT, 'a session''s owner is never rewritten');
+END;
+CREATE TRIGGER session_owners_no_delete BEFORE DELETE ON session_owners BEGIN
+	SELECT RAISE(ABORT, 'a session''s owner is never removed');
+END;
+`,
 }
 
 var postgresMigrations = []string{
@@ -248,5 +270,11 @@ CREATE INDEX memories_org ON memories (last_seen_at) WHERE visibility = 'org';
 CREATE TRIGGER approvals_creator_fixed BEFORE UPDATE ON approvals FOR EACH ROW
 	WHEN (new.creator IS DISTINCT FROM old.creator)
 	EXECUTE FUNCTION docket_refuse('an approval''s creator is never rewritten');
+`,
+	4: sessionOwners + `
+CREATE TRIGGER session_owners_fixed BEFORE UPDATE ON session_owners FOR EACH ROW
+	EXECUTE FUNCTION docket_refuse('a session''s owner is never rewritten');
+CREATE TRIGGER session_owners_no_delete BEFORE DELETE ON session_owners FOR EACH ROW
+	EXECUTE FUNCTION docket_refuse('a session''s owner is never removed');
 `,
 }

@@ -400,46 +400,7 @@ func TestRelevancePolicy(t *testing.T) {
 // cannot be rewritten in the table.
 func TestCreatorMigration(t *testing.T) {
 	ctx := context.Background()
-	backends := map[string]func(t *testing.T) (raw *sql.DB, open func() *sqlstore.Store){
-		"sqlite": func(t *testing.T) (*sql.DB, func() *sqlstore.Store) {
-			path := filepath.Join(t.TempDir(), "store.db")
-			raw, err := sql.Open("sqlite", "file:"+path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return raw, func() *sqlstore.Store {
-				s, err := sqlstore.OpenSQLite(ctx, path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s
-			}
-		},
-		"postgres": func(t *testing.T) (*sql.DB, func() *sqlstore.Store) {
-			dsn := pgDSN(t)
-			admin, err := sqlstore.OpenPostgresRaw(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			schema := fmt.Sprintf("docket_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
-			if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
-				admin.Close()
-			})
-			sep := "?"
-			if strings.Contains(dsn, "?") {
-				sep = "&"
-			}
-			raw, err := sqlstore.OpenPostgresRaw(ctx, dsn+sep+"search_path="+schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return raw, func() *sqlstore.Store { return openSchema(t, dsn, schema) }
-		},
-	}
+	backends := migrationBackends(ctx)
 	for name, mk := range backends {
 		t.Run(name, func(t *testing.T) {
 			raw, open := mk(t)
@@ -497,6 +458,96 @@ func TestCreatorMigration(t *testing.T) {
 			}
 			if _, err := s.DB().ExecContext(ctx, "UPDATE decisions SET creator = 'tok_evil' WHERE id = 'dec_old'"); err == nil {
 				t.Error("the table let a decision's creator be rewritten")
+			}
+		})
+	}
+}
+
+// migrationBackends returns, per SQL engine, a raw connection to a fresh
+// database (to build an old schema on) and a function that opens it with
+// the current code.
+func migrationBackends(ctx context.Context) map[string]func(t *testing.T) (raw *sql.DB, open func() *sqlstore.Store) {
+	return map[string]func(t *testing.T) (raw *sql.DB, open func() *sqlstore.Store){
+		"sqlite": func(t *testing.T) (*sql.DB, func() *sqlstore.Store) {
+			path := filepath.Join(t.TempDir(), "store.db")
+			raw, err := sql.Open("sqlite", "file:"+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw, func() *sqlstore.Store {
+				s, err := sqlstore.OpenSQLite(ctx, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+		},
+		"postgres": func(t *testing.T) (*sql.DB, func() *sqlstore.Store) {
+			dsn := pgDSN(t)
+			admin, err := sqlstore.OpenPostgresRaw(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema := fmt.Sprintf("docket_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+			if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+				admin.Close()
+			})
+			sep := "?"
+			if strings.Contains(dsn, "?") {
+				sep = "&"
+			}
+			raw, err := sqlstore.OpenPostgresRaw(ctx, dsn+sep+"search_path="+schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw, func() *sqlstore.Store { return openSchema(t, dsn, schema) }
+		},
+	}
+}
+
+// TestSessionOwnersMigration opens a database of the schema before
+// session owners (version 3) with the current code: migration 4 adds the
+// table, claims work, and an owner, once recorded, can be neither
+// rewritten nor removed in the table.
+func TestSessionOwnersMigration(t *testing.T) {
+	ctx := context.Background()
+	for name, mk := range migrationBackends(ctx) {
+		t.Run(name, func(t *testing.T) {
+			raw, open := mk(t)
+			if err := sqlstore.MigrateTo(ctx, raw, name == "postgres", 3); err != nil {
+				t.Fatal(err)
+			}
+			raw.Close()
+			s := open()
+			defer s.Close()
+			var v int
+			s.DB().QueryRow("SELECT MAX(version) FROM schema_migrations").Scan(&v)
+			if v != sqlstore.SchemaVersion() || v < 4 {
+				t.Fatalf("schema version %d after opening, want %d", v, sqlstore.SchemaVersion())
+			}
+			if got, err := s.ClaimSession(ctx, "ledger-1", "s1", "tok_a"); err != nil || got != "tok_a" {
+				t.Fatalf("claim: %q %v", got, err)
+			}
+			if got, err := s.ClaimSession(ctx, "ledger-1", "s1", "tok_b"); err != nil || got != "tok_a" {
+				t.Fatalf("second claim: %q %v, want tok_a", got, err)
+			}
+			for _, q := range []string{
+				"UPDATE session_owners SET owner = 'tok_evil' WHERE session = 's1'",
+				"UPDATE session_owners SET session = 's2' WHERE session = 's1'",
+				"DELETE FROM session_owners WHERE session = 's1'",
+				"INSERT INTO session_owners (scope, session, owner, claimed_at) VALUES ('ledger-1', 's1', 'tok_evil', 0)",
+				"INSERT INTO session_owners (scope, session, owner, claimed_at) VALUES ('ledger-1', 's3', '', 0)",
+			} {
+				if _, err := s.DB().ExecContext(ctx, q); err == nil {
+					t.Errorf("the table took %s", q)
+				}
+			}
+			if got, err := s.SessionOwner(ctx, "ledger-1", "s1"); err != nil || got != "tok_a" {
+				t.Fatalf("owner after the attempts: %q %v, want tok_a", got, err)
 			}
 		})
 	}

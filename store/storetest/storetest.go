@@ -45,6 +45,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Approvals", testApprovals},
 		{"ApprovalWait", testApprovalWait},
 		{"CreatorKept", testCreator},
+		{"SessionOwners", testSessionOwners},
+		{"SessionClaimRace", testSessionClaimRace},
 		{"Inspect", testInspect},
 		{"ReviewSetsBehavior", testReviewSetsBehavior},
 		{"RepeatedLessonReinforces", testRepeatedLesson},
@@ -1102,6 +1104,96 @@ func testRecallAnchor(t *testing.T, s store.Store) {
 		resp := recall(t, s, tt.summary, func(q *store.RecallRequest) { q.Query.ToolName = tt.tool })
 		if got := ids(resp); !slices.Equal(got, tt.want) {
 			t.Errorf("recall %q: got %v, want %v", tt.summary, got, tt.want)
+		}
+	}
+}
+
+// testSessionOwners: the first claim of a session names its owner; a
+// later claim, by the same token or another, returns that owner and
+// changes nothing; scopes (ledgers) are apart; malformed claims record
+// nothing.
+func testSessionOwners(t *testing.T, s store.Store) {
+	if _, err := s.SessionOwner(ctx, "ledger-1", "s1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("owner of an unclaimed session: %v, want ErrNotFound", err)
+	}
+	if got, err := s.ClaimSession(ctx, "ledger-1", "s1", "tok_a"); err != nil || got != "tok_a" {
+		t.Fatalf("first claim: %q %v, want tok_a", got, err)
+	}
+	for _, again := range []string{"tok_b", "tok_a", "tok_A", "tok_a "} {
+		if got, err := s.ClaimSession(ctx, "ledger-1", "s1", again); err != nil || got != "tok_a" {
+			t.Fatalf("claim by %q of a claimed session: %q %v, want tok_a", again, got, err)
+		}
+	}
+	if got, err := s.SessionOwner(ctx, "ledger-1", "s1"); err != nil || got != "tok_a" {
+		t.Fatalf("owner: %q %v, want tok_a", got, err)
+	}
+	// another ledger's session of the same id, another session of the same ledger
+	if got, err := s.ClaimSession(ctx, "ledger-2", "s1", "tok_b"); err != nil || got != "tok_b" {
+		t.Fatalf("claim in another scope: %q %v, want tok_b", got, err)
+	}
+	if got, err := s.ClaimSession(ctx, "ledger-1", "S1", "tok_b"); err != nil || got != "tok_b" {
+		t.Fatalf("claim of another session id: %q %v, want tok_b", got, err)
+	}
+	if got, _ := s.SessionOwner(ctx, "ledger-1", "s1"); got != "tok_a" {
+		t.Fatalf("owner after other claims: %q, want tok_a", got)
+	}
+	if got, err := s.ClaimSession(ctx, "", "s9", "tok_c"); err != nil || got != "tok_c" {
+		t.Fatalf("claim with an empty scope: %q %v", got, err)
+	}
+	for _, c := range []struct{ scope, session, owner, field string }{
+		{"ledger-1", "", "tok_a", "session"},
+		{"ledger-1", "s2", "", "owner"},
+		{"ledger-1", strings.Repeat("s", store.MaxSessionKey+1), "tok_a", "session"},
+		{strings.Repeat("l", store.MaxSessionKey+1), "s2", "tok_a", "scope"},
+	} {
+		_, err := s.ClaimSession(ctx, c.scope, c.session, c.owner)
+		var ve *store.ValidationError
+		if !errors.As(err, &ve) || ve.Field != c.field {
+			t.Errorf("claim %q/%q by %q: %v, want a validation error on %s", c.scope, c.session, c.owner, err, c.field)
+		}
+	}
+	if _, err := s.SessionOwner(ctx, "ledger-1", "s2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused claim recorded an owner: %v", err)
+	}
+}
+
+// testSessionClaimRace: many tokens claiming one new session at once
+// agree on exactly one owner, one of them.
+func testSessionClaimRace(t *testing.T, s store.Store) {
+	const n = 16
+	for round := 0; round < 3; round++ {
+		session := fmt.Sprintf("race-%d", round)
+		got := make([]string, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				<-start
+				got[i], errs[i] = s.ClaimSession(ctx, "ledger-race", session, fmt.Sprintf("tok_%02d", i))
+			}(i)
+		}
+		close(start)
+		wg.Wait()
+		winners := 0
+		for i := 0; i < n; i++ {
+			if errs[i] != nil {
+				t.Fatalf("claim %d: %v", i, errs[i])
+			}
+			if got[i] != got[0] {
+				t.Fatalf("claims disagree: %q and %q", got[0], got[i])
+			}
+			if got[i] == fmt.Sprintf("tok_%02d", i) {
+				winners++
+			}
+		}
+		if winners != 1 {
+			t.Fatalf("%d claimants won, want exactly 1 (owner %q)", winners, got[0])
+		}
+		if o, err := s.SessionOwner(ctx, "ledger-race", session); err != nil || o != got[0] {
+			t.Fatalf("owner %q %v, want %q", o, err, got[0])
 		}
 	}
 }
