@@ -53,6 +53,12 @@ func pgDSN(t testing.TB) string {
 // other's rows; the schema is dropped afterwards.
 func newPostgres(t testing.TB) *sqlstore.Store {
 	dsn := pgDSN(t)
+	return openSchema(t, dsn, freshSchema(t, dsn))
+}
+
+// freshSchema creates a schema of its own for a test and drops it
+// afterwards.
+func freshSchema(t testing.TB, dsn string) string {
 	ctx := context.Background()
 	admin, err := sqlstore.OpenPostgresRaw(ctx, dsn)
 	if err != nil {
@@ -66,17 +72,21 @@ func newPostgres(t testing.TB) *sqlstore.Store {
 		admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
 		admin.Close()
 	})
-	return openSchema(t, dsn, schema)
+	return schema
 }
 
-// openSchema opens a store whose tables live in schema.
-func openSchema(t testing.TB, dsn, schema string) *sqlstore.Store {
-	ctx := context.Background()
+// schemaDSN is dsn with its search path set to schema.
+func schemaDSN(dsn, schema string) string {
 	sep := "?"
 	if strings.Contains(dsn, "?") {
 		sep = "&"
 	}
-	s, err := sqlstore.OpenPostgres(ctx, dsn+sep+"search_path="+schema)
+	return dsn + sep + "search_path=" + schema
+}
+
+// openSchema opens a store whose tables live in schema.
+func openSchema(t testing.TB, dsn, schema string) *sqlstore.Store {
+	s, err := sqlstore.OpenPostgres(context.Background(), schemaDSN(dsn, schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,13 +439,8 @@ func TestCreatorMigration(t *testing.T) {
 			}
 			raw.Close()
 
-			s := open()
+			s := openMigrated(t, open, 3)
 			defer s.Close()
-			var v int
-			s.DB().QueryRow("SELECT MAX(version) FROM schema_migrations").Scan(&v)
-			if v != sqlstore.SchemaVersion() || v < 3 {
-				t.Fatalf("schema version %d after opening, want %d", v, sqlstore.SchemaVersion())
-			}
 			a, err := s.GetApproval(ctx, "apr_old")
 			if err != nil || a.Creator != "" || a.Status != store.ApprovalPending {
 				t.Fatalf("old approval: %+v %v, want pending with no creator", a, err)
@@ -463,6 +468,20 @@ func TestCreatorMigration(t *testing.T) {
 	}
 }
 
+// openMigrated opens a database with the current code and checks that
+// it migrated it to the current schema, at least version min.
+func openMigrated(t *testing.T, open func() *sqlstore.Store, min int) *sqlstore.Store {
+	t.Helper()
+	s := open()
+	var v int
+	s.DB().QueryRow("SELECT MAX(version) FROM schema_migrations").Scan(&v)
+	if v != sqlstore.SchemaVersion() || v < min {
+		s.Close()
+		t.Fatalf("schema version %d after opening, want %d", v, sqlstore.SchemaVersion())
+	}
+	return s
+}
+
 // migrationBackends returns, per SQL engine, a raw connection to a fresh
 // database (to build an old schema on) and a function that opens it with
 // the current code.
@@ -484,23 +503,8 @@ func migrationBackends(ctx context.Context) map[string]func(t *testing.T) (raw *
 		},
 		"postgres": func(t *testing.T) (*sql.DB, func() *sqlstore.Store) {
 			dsn := pgDSN(t)
-			admin, err := sqlstore.OpenPostgresRaw(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			schema := fmt.Sprintf("docket_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
-			if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
-				admin.Close()
-			})
-			sep := "?"
-			if strings.Contains(dsn, "?") {
-				sep = "&"
-			}
-			raw, err := sqlstore.OpenPostgresRaw(ctx, dsn+sep+"search_path="+schema)
+			schema := freshSchema(t, dsn)
+			raw, err := sqlstore.OpenPostgresRaw(ctx, schemaDSN(dsn, schema))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -522,13 +526,8 @@ func TestSessionOwnersMigration(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw.Close()
-			s := open()
+			s := openMigrated(t, open, 4)
 			defer s.Close()
-			var v int
-			s.DB().QueryRow("SELECT MAX(version) FROM schema_migrations").Scan(&v)
-			if v != sqlstore.SchemaVersion() || v < 4 {
-				t.Fatalf("schema version %d after opening, want %d", v, sqlstore.SchemaVersion())
-			}
 			if got, err := s.ClaimSession(ctx, "ledger-1", "s1", "tok_a"); err != nil || got != "tok_a" {
 				t.Fatalf("claim: %q %v", got, err)
 			}
