@@ -86,19 +86,23 @@ if [ -n "$base" ]; then
 	mkdir -p "$work/base"
 	cp "$base/docket-ledger" "$base/docket-gate" "$base/docket-judge" "$work/base/"
 	base=$work/base
+	# the baseline's own copy of the state root: two builds on one root
+	# would each find the other's compiled-policy cache and rebuild it
+	cp -a "$DOCKET_HOME" "$work/home-base"
+	DOCKET_HOME=$work/home-base "$base/docket-gate" <"$work/stop-claim.json" >/dev/null # its cold stop
 fi
 rows=(-- "<$work/ledger.json" "$bin/noop")
 names="noop"
 for r in "ledger.json docket-ledger docket-ledger" "stop-claim.json docket-gate docket-gate-claim" "stop-plain.json docket-gate docket-gate-plain" "judge.json docket-judge docket-judge"; do
 	set -- $r
 	if [ -n "$base" ] && [ -n "${BASELINE_FIRST:-}" ]; then
-		rows+=(-- "<$work/$1" "$base/$2")
+		rows+=(-- "<$work/$1" "DOCKET_HOME=$work/home-base" "$base/$2")
 		names="$names, $3 (baseline)"
 	fi
 	rows+=(-- "<$work/$1" "$bin/$2")
 	names="$names, $3"
 	if [ -n "$base" ] && [ -z "${BASELINE_FIRST:-}" ]; then
-		rows+=(-- "<$work/$1" "$base/$2")
+		rows+=(-- "<$work/$1" "DOCKET_HOME=$work/home-base" "$base/$2")
 		names="$names, $3 (baseline)"
 	fi
 done

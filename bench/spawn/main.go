@@ -4,7 +4,8 @@
 // child's rusage, steadier than wall time on a loaded machine) and the
 // ratios of both to the first command (the baseline). Interleaving the runs spreads the machine's noise evenly. A
 // command whose first word is "<FILE" reads FILE on stdin instead of
-// -stdin.
+// -stdin; words after it of the form NAME=VALUE are set in that
+// command's environment, as a shell would (no env process in between).
 //
 //	spawn -n 200 -stdin payload.json -- ./noop -- ./bin/docket-ledger -- python3 hook.py
 //	spawn -n 200 -- '<ledger.json' ./noop -- '<ledger.json' ./bin/docket-ledger -- '<stop.json' ./bin/docket-gate
@@ -45,17 +46,22 @@ func main() {
 		os.Exit(2)
 	}
 	stdins := make([]string, len(cmds))
+	envs := make([][]string, len(cmds))
 	for j, c := range cmds {
 		stdins[j] = *stdin
 		if f, ok := strings.CutPrefix(c[0], "<"); ok && len(c) > 1 {
-			stdins[j], cmds[j] = f, c[1:]
+			stdins[j], c = f, c[1:]
 		}
+		for len(c) > 1 && isAssignment(c[0]) {
+			envs[j], c = append(envs[j], c[0]), c[1:]
+		}
+		cmds[j] = c
 	}
 	times := make([][]time.Duration, len(cmds))
 	cpus := make([][]time.Duration, len(cmds))
 	for i := 0; i < *n; i++ {
 		for j, c := range cmds {
-			d, cpu, err := runOnce(c, stdins[j], *allowFail)
+			d, cpu, err := runOnce(c, stdins[j], envs[j], *allowFail)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "spawn: %s: %v\n", strings.Join(c, " "), err)
 				os.Exit(1)
@@ -75,8 +81,11 @@ func main() {
 
 // runOnce runs argv once and returns its wall time and its CPU time
 // (user+sys of the child).
-func runOnce(argv []string, stdin string, allowFail bool) (time.Duration, time.Duration, error) {
+func runOnce(argv []string, stdin string, env []string, allowFail bool) (time.Duration, time.Duration, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
@@ -96,6 +105,21 @@ func runOnce(argv []string, stdin string, allowFail bool) (time.Duration, time.D
 		cpu = ps.UserTime() + ps.SystemTime()
 	}
 	return d, cpu, nil
+}
+
+// isAssignment reports whether w is NAME=VALUE with a shell variable
+// name.
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func median(ds []time.Duration) time.Duration { return pct(ds, 0.5) }
