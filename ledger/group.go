@@ -40,9 +40,9 @@ import (
 // syncs them, and writes the head (recover, syncAdopted). After a power
 // loss, the bytes of the last round may be partly on disk: the next
 // append adopts what is whole and seals the rest (a seal entry keeps its
-// bytes), and `docket verify` until then reports the head behind the
-// ledger, or, with nothing of the round on disk, a ledger that verifies
-// and simply ends earlier.
+// bytes), and `docket verify` until then (or until Settle, settle.go)
+// reports the head behind the ledger, or, with nothing of the round on
+// disk, a ledger that verifies and simply ends earlier.
 
 // GroupCommit is the committer of a group-commit ledger (see
 // (*Ledger).SetGroupCommit). It is safe for concurrent use; Close syncs

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,7 +33,8 @@ runtimes without hooks, approvals, ledger sessions, Server-Sent Events,
 token from 'docket token create'. Prints "docket: serving http://ADDR" on
 stderr once it accepts connections and records the address in
 $DOCKET_HOME/run/serve.json. SIGINT or SIGTERM drains requests in flight
-(at most 15s) and exits 0.
+(at most 15s) and exits 0. At start it settles every ledger a killed
+server left past its signed head (as the session's next append would).
 
 Flags:
   --addr HOST:PORT   listen address (default 127.0.0.1:7420; port 0 picks one)
@@ -135,6 +137,16 @@ func runServe(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writ
 	cfg := server.Config{Home: h, Store: st, Events: events, Tokens: server.OpenTokens(h), Policy: set, LoadPolicy: load, Log: stderr}
 	if l, err := ledger.Open(h); err == nil {
 		cfg.Ledger = l
+		// a server killed amid an append or a commit round left lines
+		// past their signed heads: cover them now, as the next append
+		// would, so that verify passes before any session writes again
+		settled, err := l.SettleAll()
+		if len(settled) > 0 {
+			fmt.Fprintf(stderr, "docket: settled %d ledger(s) left past their signed head: %s\n", len(settled), strings.Join(settled, ", "))
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "docket: warning: settle ledgers: %v\nhint: run 'docket verify --all'\n", err)
+		}
 	} else {
 		fmt.Fprintf(stderr, "docket: warning: ledger unavailable, evaluations are not recorded in it: %v\nhint: run 'docket init'\n", err)
 	}

@@ -571,7 +571,7 @@ func TestSealedKill9MidAppend(t *testing.T) {
 	out, err := e.asDaemon("verify", "--session", "s6").CombinedOutput()
 	if err != nil {
 		// the crash window between an entry and its signed head: verify
-		// says so until the next append brings the head up to date
+		// says so until the restarted daemon settles the ledger
 		t.Logf("verify right after kill -9: %v\n%s", err, out)
 	}
 	n := len(e.entries("s6"))
@@ -579,6 +579,14 @@ func TestSealedKill9MidAppend(t *testing.T) {
 		t.Fatalf("%d entries in the ledger, %d appends were acknowledged", n, acked)
 	}
 	e.start(false)
+	// the restarted daemon settled what the killed one left past the
+	// head: the ledger verifies before anything is appended
+	if v := e.verify("s6", "--accept-sealed"); !strings.HasPrefix(v, "ok") {
+		t.Fatalf("verify right after the restart: %s\n%s", v, e.log)
+	}
+	if got := len(e.entries("s6")); got < acked {
+		t.Fatalf("%d entries after the restart, %d appends were acknowledged", got, acked)
+	}
 	if _, errb, code, _ := e.asAgent(e.ledgerBash("s6", 9999), nil, "docket-ledger"); code != 0 {
 		t.Fatalf("append after restart: exit %d %s\n%s", code, errb, e.log)
 	}

@@ -1,0 +1,102 @@
+package ledger
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Settle covers what a killed writer left past the head, as the next
+// append would, and appends nothing of its own: verify passes right
+// after, every answered entry is there, adopted (not sealed).
+func TestSettleAdoptsWhatACrashLeft(t *testing.T) {
+	l, other, g := groupLedger(t)
+	appendN(t, l, "s1", 3)
+	appendN(t, l, "s2", 2)
+	g.Flush()
+	reached, release := blockHeads(t, g)
+	defer release()
+	appendN(t, l, "s1", 4)
+	<-reached
+	g.testingOnlyCrash()
+	release()
+	for s, want := range map[string]bool{"s1": true, "s2": false, "s3": false} {
+		if got, err := other.Behind(s); err != nil || got != want {
+			t.Fatalf("Behind(%s) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	settled, err := other.SettleAll()
+	if err != nil || len(settled) != 1 || settled[0] != "s1" {
+		t.Fatalf("SettleAll = %v, %v; want [s1]", settled, err)
+	}
+	verifyOK(t, other, "s1", 7)
+	es, err := other.ReadVerified("s1")
+	if err != nil || len(es) != 7 {
+		t.Fatalf("after settling: %d entries, %v", len(es), err)
+	}
+	for _, e := range es {
+		if e.Kind != KindToolCall {
+			t.Fatalf("entry %d is %s: settling appends nothing, and adopts what is valid", e.Seq, e.Kind)
+		}
+	}
+	if behind, _ := other.Behind("s1"); behind {
+		t.Fatal("still behind after settling")
+	}
+	// settled already: a second settle changes no byte
+	before := ledgerBytes(t, other, "s1")
+	if err := other.Settle("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, ledgerBytes(t, other, "s1")) {
+		t.Fatal("settling a settled ledger changed it")
+	}
+}
+
+// What an attacker (or a torn write) puts past the head is not adopted:
+// a line that does not check out is sealed, its bytes kept, exactly as
+// the next append would.
+func TestSettleSealsAForgedTail(t *testing.T) {
+	_, other, g := groupLedger(t)
+	appendN(t, other, "s1", 2)
+	g.Flush()
+	path := other.home.LedgerPath("s1")
+	lines := bytes.SplitAfter(ledgerBytes(t, other, "s1"), []byte("\n"))
+	forged := bytes.Replace(lines[1], []byte(`"seq":1`), []byte(`"seq":2`), 1)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(forged)
+	f.Close()
+	if behind, err := other.Behind("s1"); err != nil || !behind {
+		t.Fatalf("Behind = %v, %v after a line past the head", behind, err)
+	}
+	if err := other.Settle("s1"); err != nil {
+		t.Fatal(err)
+	}
+	es, err := other.ReadVerified("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(es); n != 3 || es[2].Kind != KindSeal {
+		t.Fatalf("after settling a forged tail: %d entries, last %s; want the 2 and a seal", n, es[n-1].Kind)
+	}
+	rep, _ := Verify(other.home, "s1", verifyOpts(other))
+	if rep.OK || !strings.Contains(rep.Failure.Reason, "seal") {
+		t.Fatalf("verify without accepting seals = %+v; the seal must show", rep)
+	}
+}
+
+func ledgerBytes(t *testing.T, l *Ledger, session string) []byte {
+	t.Helper()
+	var all []byte
+	for _, p := range []string{l.home.LedgerPath(session), strings.TrimSuffix(l.home.LedgerPath(session), ".jsonl") + ".head"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	return all
+}
