@@ -189,7 +189,7 @@ func TestCodexConfigInstallUninstall(t *testing.T) {
 func mustEntries(t *testing.T, path string, b []byte) []CodexTrust {
 	t.Helper()
 	es, err := CodexTrustEntries(path, b)
-	if err != nil || len(es) != 4 {
+	if err != nil || len(es) != len(Wiring(hooks.Codex)) {
 		t.Fatalf("entries %v %v", es, err)
 	}
 	return es

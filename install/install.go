@@ -8,7 +8,8 @@
 //	PreToolUse                      → docket-judge   judge deadline + 5 s (145 s by default; at least 10 s)
 //	PostToolUse, PostToolUseFailure → docket-ledger  5 s
 //	Stop, SubagentStop              → docket-gate    15 s, run with --timeout 12s
-//	UserPromptSubmit (Claude Code)  → docket-ledger  10 s (the prompt: the O-Tag of what follows)
+//	UserPromptSubmit                → docket-ledger  10 s (the prompt: the O-Tag of what follows;
+//	  (Claude Code, Codex)            see prompt for Gemini and Cursor)
 //
 // A runtime that times a hook out fails open, so every hook timeout is
 // set above the binary's own deadline, and each binary fails closed
@@ -156,6 +157,16 @@ func tool(event, normalized, bin string, d time.Duration) Wire {
 	return Wire{Event: event, Normalized: normalized, Binary: bin, Timeout: d, Matcher: "*"}
 }
 
+// prompt records the user's prompt: docket-ledger, no matcher. Not for
+// Gemini CLI, which fires BeforeAgent again on every retry an AfterAgent
+// block forces, so each retry would start a new causal chain (and the
+// retraction of a blocked claim would keep blocking: e2e TestRetraction);
+// not for Cursor, whose beforeSubmitPrompt wants an answer docket-ledger
+// does not give, and which has not been tried against a real Cursor.
+func prompt(event string) Wire {
+	return Wire{Event: event, Normalized: hooks.UserPromptSubmit, Binary: LedgerBin, Timeout: PromptTimeout}
+}
+
 func stop(event, normalized string) Wire {
 	return Wire{Event: event, Normalized: normalized, Binary: GateBin, Timeout: GateTimeout,
 		Args: []string{"--timeout", GateDeadline.String()}}
@@ -179,7 +190,7 @@ func Wiring(rt hooks.Runtime) []Wire {
 			tool(hooks.PostToolUseFailure, hooks.PostToolUseFailure, LedgerBin, LedgerTimeout),
 			stop(hooks.Stop, hooks.Stop),
 			stop(hooks.SubagentStop, hooks.SubagentStop),
-			{Event: hooks.UserPromptSubmit, Normalized: hooks.UserPromptSubmit, Binary: LedgerBin, Timeout: PromptTimeout},
+			prompt(hooks.UserPromptSubmit),
 		}
 	case hooks.Codex:
 		return []Wire{
@@ -187,6 +198,7 @@ func Wiring(rt hooks.Runtime) []Wire {
 			tool(hooks.PostToolUse, hooks.PostToolUse, LedgerBin, LedgerTimeout),
 			stop(hooks.Stop, hooks.Stop),
 			stop(hooks.SubagentStop, hooks.SubagentStop),
+			prompt(hooks.UserPromptSubmit),
 		}
 	case hooks.Gemini:
 		return []Wire{

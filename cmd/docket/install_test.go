@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docket/docket/hooks"
+	"github.com/docket/docket/install"
 )
 
 // wiringSandbox gives a test its own HOME, project directory (the
@@ -176,7 +179,7 @@ func TestInstallCodexTrust(t *testing.T) {
 		t.Errorf("no note about the project's trust: %s", errs)
 	}
 	b, _ := os.ReadFile(cfg)
-	if !strings.HasPrefix(string(b), userCfg) || strings.Count(string(b), "trusted_hash = ") != 4 ||
+	if !strings.HasPrefix(string(b), userCfg) || strings.Count(string(b), "trusted_hash = ") != len(install.Wiring(hooks.Codex)) ||
 		!strings.Contains(string(b), "writable_roots = [") || strings.Contains(string(b), "[projects.") {
 		t.Fatalf("config.toml:\n%s", b)
 	}
@@ -203,14 +206,14 @@ func TestInstallCodexTrust(t *testing.T) {
 		t.Fatalf("user install: %d %s%s", code, out, errs)
 	}
 	b, _ = os.ReadFile(cfg)
-	if strings.Count(string(b), "trusted_hash = ") != 8 || strings.Count(string(b), "# >>> docket") != 1 || !strings.Contains(string(b), "[projects.") {
+	if strings.Count(string(b), "trusted_hash = ") != 2*len(install.Wiring(hooks.Codex)) || strings.Count(string(b), "# >>> docket") != 1 || !strings.Contains(string(b), "[projects.") {
 		t.Fatalf("both scopes:\n%s", b)
 	}
 	if code, out, errs := runCLI("uninstall", "--runtime", "codex"); code != 0 {
 		t.Fatalf("uninstall: %d %s%s", code, out, errs)
 	}
 	b, _ = os.ReadFile(cfg)
-	if strings.Count(string(b), "trusted_hash = ") != 4 || strings.Contains(string(b), project) {
+	if strings.Count(string(b), "trusted_hash = ") != len(install.Wiring(hooks.Codex)) || strings.Contains(string(b), project) {
 		t.Fatalf("after project uninstall:\n%s", b)
 	}
 	if code, out, errs := runCLI("uninstall", "--runtime", "codex", "--scope", "user"); code != 0 {
