@@ -207,12 +207,7 @@ func TestGroupCommitCrashBeforeHead(t *testing.T) {
 	l, other, g := groupLedger(t)
 	appendN(t, l, "s1", 3)
 	g.Flush()
-	reached, release := blockHeads(t, g)
-	defer release()
-	appendN(t, l, "s1", 4)
-	<-reached
-	g.testingOnlyCrash()
-	release()
+	crashBeforeHead(t, l, g, "s1", 4)
 	if c := headOf(t, l, "s1"); c.Size != 3 {
 		t.Fatalf("head covers %d entries after the crash, want 3", c.Size)
 	}
@@ -232,6 +227,18 @@ func TestGroupCommitCrashBeforeHead(t *testing.T) {
 		}
 	}
 	verifyOK(t, other, "s1", 8)
+}
+
+// crashBeforeHead appends n entries to session through the group-commit
+// ledger l and kills its committer after they are written and before
+// their head is: what kill -9 of the daemon amid a round leaves.
+func crashBeforeHead(t *testing.T, l *Ledger, g *GroupCommit, session string, n int) {
+	t.Helper()
+	reached, release := blockHeads(t, g)
+	defer release()
+	appendN(t, l, session, n)
+	<-reached
+	g.testingOnlyCrash()
 }
 
 // A power loss loses at most the round not yet synced. With none of it

@@ -16,12 +16,7 @@ func TestSettleAdoptsWhatACrashLeft(t *testing.T) {
 	appendN(t, l, "s1", 3)
 	appendN(t, l, "s2", 2)
 	g.Flush()
-	reached, release := blockHeads(t, g)
-	defer release()
-	appendN(t, l, "s1", 4)
-	<-reached
-	g.testingOnlyCrash()
-	release()
+	crashBeforeHead(t, l, g, "s1", 4)
 	for s, want := range map[string]bool{"s1": true, "s2": false, "s3": false} {
 		if got, err := other.Behind(s); err != nil || got != want {
 			t.Fatalf("Behind(%s) = %v, %v; want %v", s, got, err, want)
