@@ -564,18 +564,20 @@ func verifyScenario(t *testing.T, w *world, srv *modelserver.Server, c check, ou
 		}
 		pos = found + 1
 	}
-	// The prompt hook (wired by docket install for Claude Code and Codex:
-	// UserPromptSubmit): the prompt is the session's first entry and the
-	// origin (O-Tag) of every decision that follows it.
-	if c.rt == "gemini" {
-		// not wired: BeforeAgent fires again on every forced retry
-	} else if len(es) == 0 || es[0].Kind != "user_prompt" {
+	// The prompt hook (wired by docket install: UserPromptSubmit, Gemini's
+	// BeforeAgent): the prompt is the session's first entry and the origin
+	// (O-Tag) of every decision that follows it, the retries a stop block
+	// forces included (Gemini fires BeforeAgent for each).
+	if len(es) == 0 || es[0].Kind != "user_prompt" {
 		t.Errorf("ledger: the prompt is not the first entry")
 	} else {
 		otag := "ot_" + strings.TrimPrefix(es[0].Hash, "sha256:")[:24]
 		for _, e := range es {
 			if e.Kind == "judge_decision" && e.body()["o_tag"] != otag {
 				t.Errorf("judge_decision %d: o_tag %v, want %s (the prompt's)", e.Seq, e.body()["o_tag"], otag)
+			}
+			if e.Kind == "user_prompt" && e.Seq > es[0].Seq {
+				t.Errorf("user_prompt %d: the run sent one prompt (a forced retry is not one)", e.Seq)
 			}
 		}
 	}

@@ -459,11 +459,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // The consecutive-block counter: run/gate/<session>[.agent-<id>].blocks.
 
 func (g *Gate) counterPath(ev *hooks.Event) string {
-	name := ev.SessionID
+	agent := ""
 	if ev.Name == hooks.SubagentStop && home.ValidSessionID(ev.AgentID) {
-		name += ".agent-" + ev.AgentID
+		agent = ev.AgentID
 	}
-	return filepath.Join(g.Home.RunDir(), "gate", name+".blocks")
+	return g.Home.GateBlocksPath(ev.SessionID, agent)
 }
 
 // blocks returns the session's consecutive blocks; an unreadable counter

@@ -15,4 +15,5 @@ func ExampleWiring() {
 	// BeforeTool → docket-judge  2m25s /opt/docket/bin/docket-judge --runtime gemini
 	// AfterTool  → docket-ledger 5s /opt/docket/bin/docket-ledger --runtime gemini
 	// AfterAgent → docket-gate   15s /opt/docket/bin/docket-gate --runtime gemini --timeout 12s
+	// BeforeAgent → docket-ledger 10s /opt/docket/bin/docket-ledger --runtime gemini
 }

@@ -8,8 +8,8 @@
 //	PreToolUse                      → docket-judge   judge deadline + 5 s (145 s by default; at least 10 s)
 //	PostToolUse, PostToolUseFailure → docket-ledger  5 s
 //	Stop, SubagentStop              → docket-gate    15 s, run with --timeout 12s
-//	UserPromptSubmit                → docket-ledger  10 s (the prompt: the O-Tag of what follows;
-//	  (Claude Code, Codex)            see prompt for Gemini and Cursor)
+//	UserPromptSubmit (Gemini:       → docket-ledger  10 s (the prompt: the O-Tag of what follows;
+//	  BeforeAgent)                    not for Cursor)
 //
 // A runtime that times a hook out fails open, so every hook timeout is
 // set above the binary's own deadline, and each binary fails closed
@@ -157,12 +157,11 @@ func tool(event, normalized, bin string, d time.Duration) Wire {
 	return Wire{Event: event, Normalized: normalized, Binary: bin, Timeout: d, Matcher: "*"}
 }
 
-// prompt records the user's prompt: docket-ledger, no matcher. Not for
-// Gemini CLI, which fires BeforeAgent again on every retry an AfterAgent
-// block forces, so each retry would start a new causal chain (and the
-// retraction of a blocked claim would keep blocking: e2e TestRetraction);
-// not for Cursor, whose beforeSubmitPrompt wants an answer docket-ledger
-// does not give, and which has not been tried against a real Cursor.
+// prompt records the user's prompt: docket-ledger, no matcher. Gemini
+// CLI fires BeforeAgent again for every retry an AfterAgent block forces;
+// docket-ledger knows those by the gate's block count and records none
+// of them. Not for Cursor, whose beforeSubmitPrompt wants an answer
+// docket-ledger does not give, and which has not been tried for real.
 func prompt(event string) Wire {
 	return Wire{Event: event, Normalized: hooks.UserPromptSubmit, Binary: LedgerBin, Timeout: PromptTimeout}
 }
@@ -205,6 +204,7 @@ func Wiring(rt hooks.Runtime) []Wire {
 			tool("BeforeTool", hooks.PreToolUse, JudgeBin, jt),
 			tool("AfterTool", hooks.PostToolUse, LedgerBin, LedgerTimeout),
 			stop("AfterAgent", hooks.Stop),
+			prompt("BeforeAgent"),
 		}
 	case hooks.Cursor:
 		nm := func(w Wire) Wire { w.Matcher = ""; return w }

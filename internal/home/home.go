@@ -76,6 +76,16 @@ func (h Home) CacheDir() string { return filepath.Join(h.Root, "cache") }
 // last-session-per-directory index, the gate's consecutive-block counters.
 func (h Home) RunDir() string { return filepath.Join(h.Root, "run") }
 
+// GateBlocksPath is the stop gate's count of a session's consecutive
+// blocks: of its main agent, or with agent set, of that subagent.
+func (h Home) GateBlocksPath(session, agent string) string {
+	name := session
+	if agent != "" {
+		name += ".agent-" + agent
+	}
+	return filepath.Join(h.RunDir(), "gate", name+".blocks")
+}
+
 // LedgerPath is the ledger file of one session.
 func (h Home) LedgerPath(session string) string {
 	return filepath.Join(h.LedgerDir(), session+".jsonl")

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +25,9 @@ import (
 // which the runtime keeps in its debug log (stdout must stay empty: on
 // UserPromptSubmit it would become context for the model).
 func recordPrompt(h home.Home, l Appender, ev *hooks.Event, payload []byte, peer *hookclient.Peer, stderr io.Writer) error {
+	if forcedRetry(h, ev) {
+		return nil
+	}
 	sum := sha256.Sum256([]byte(ev.Prompt))
 	body := map[string]any{
 		"prompt_sha256": "sha256:" + hex.EncodeToString(sum[:]),
@@ -66,6 +71,30 @@ func recordPrompt(h home.Home, l Appender, ev *hooks.Event, payload []byte, peer
 		fmt.Fprintf(stderr, "docket-ledger: warning: trust levels not refreshed: %v\n", err)
 	}
 	return nil
+}
+
+// forcedRetry reports whether a Gemini CLI BeforeAgent is the retry the
+// stop gate forced, not a prompt of the user's: Gemini starts the agent
+// again after an AfterAgent block, with docket's block reason as the
+// "prompt", and fires BeforeAgent for it. The gate's count of the
+// session's consecutive blocks says the last stop was blocked; it is
+// reset when a stop goes through, which is the only point a user's next
+// prompt can come from in a headless run. Recording the retry would start
+// a new causal chain at docket's own words and, as a new turn, make the
+// gate forget the text it had blocked. An unreadable count reads as no
+// block: the prompt is recorded, as before. The cost, in an interactive
+// session: a prompt the user types into a retry the gate forced is taken
+// for the retry, and its calls stay in the previous chain.
+func forcedRetry(h home.Home, ev *hooks.Event) bool {
+	if ev.Runtime != hooks.Gemini {
+		return false // Claude Code and Codex fire no prompt event for the continuation
+	}
+	b, err := os.ReadFile(h.GateBlocksPath(ev.SessionID, ""))
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && n > 0
 }
 
 // promptError is a prompt that could not be recorded: docket-ledger

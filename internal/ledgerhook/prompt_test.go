@@ -88,3 +88,56 @@ func jsonField(t *testing.T, b []byte, k string) string {
 	s, _ := m[k].(string)
 	return s
 }
+
+// Gemini CLI fires BeforeAgent again for the retry an AfterAgent block
+// forces, with docket's reason as the prompt: while the gate counts the
+// session's stop as blocked, that is not a prompt of the user's and
+// starts no chain. The same count does not silence Claude Code's
+// prompts (it fires none for the continuation), and once a stop goes
+// through (count 0) Gemini's next BeforeAgent is recorded again.
+func TestGeminiForcedRetryIsNoPrompt(t *testing.T) {
+	t.Setenv("DOCKET_HOME", t.TempDir())
+	h, _ := home.Resolve()
+	if _, err := ledger.Init(h); err != nil {
+		t.Fatal(err)
+	}
+	prompt := func(rt, event, session string) int {
+		t.Helper()
+		payload := `{"session_id":"` + session + `","transcript_path":"/dev/null","cwd":"/tmp","hook_event_name":"` + event + `","prompt":"docket: your final message makes claims…"}`
+		var out, errb bytes.Buffer
+		if code := Main(context.Background(), []string{"--runtime", rt}, strings.NewReader(payload), &out, &errb, Options{}); code != 0 || out.Len() != 0 {
+			t.Fatalf("%s %s: exit %d, stdout %q, stderr %s", rt, event, code, out.String(), errb.String())
+		}
+		l, _ := ledger.Open(h)
+		es, _ := l.ReadVerified(session)
+		return len(es)
+	}
+	blocks := func(session, n string) {
+		p := h.GateBlocksPath(session, "")
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := prompt("gemini", "BeforeAgent", "g1"); n != 1 {
+		t.Fatalf("the user's prompt: %d entries, want 1", n)
+	}
+	blocks("g1", "1")
+	if n := prompt("gemini", "BeforeAgent", "g1"); n != 1 {
+		t.Fatalf("the forced retry was recorded: %d entries", n)
+	}
+	blocks("g1", "0")
+	if n := prompt("gemini", "BeforeAgent", "g1"); n != 2 {
+		t.Fatalf("a prompt after the stop went through: %d entries, want 2", n)
+	}
+	blocks("c1", "2")
+	if n := prompt("claude", "UserPromptSubmit", "c1"); n != 1 {
+		t.Fatalf("Claude Code's prompt while blocked: %d entries, want 1", n)
+	}
+	blocks("g2", "garbage")
+	if n := prompt("gemini", "BeforeAgent", "g2"); n != 1 {
+		t.Fatalf("an unreadable count must read as no block: %d entries", n)
+	}
+}
