@@ -103,6 +103,21 @@ func gateTag(event, agent string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// Superseded reports whether a stop that reads entries after e no
+// longer needs e: a stop reads the indexed kinds, the tool calls, and
+// of the gate decisions only the last of each event and agent — what the
+// verified-prefix state lists — so any other entry is superseded by any
+// later one, and a gate decision by a later one of its event and agent.
+func Superseded(e, later *Entry) bool {
+	switch {
+	case indexedKinds[e.Kind], e.Kind == KindToolCall, e.Kind == KindToolFailure:
+		return false
+	case e.Kind == KindGateDecision:
+		return later.Kind == KindGateDecision && later.Event == e.Event && later.AgentID == e.AgentID
+	}
+	return true
+}
+
 // note records the entry e at seq and offset off in the index, the
 // recent tools or the gate decisions, as its kind asks.
 func (s *vstate) note(e *Entry, seq, off int64) {

@@ -27,18 +27,3 @@ func (l *Ledger) SignedHead(session string) ([]byte, *Checkpoint, error) {
 // IndexedKind reports whether entries of kind k are among those every
 // ReadRelevant returns whatever the decision (validator results, seals).
 func IndexedKind(k Kind) bool { return indexedKinds[k] }
-
-// Superseded reports whether a stop that reads entries after e no
-// longer needs e: a stop reads the indexed kinds, the tool calls, and
-// of the gate decisions only the last of each event and agent — what the
-// verified-prefix state lists — so any other entry is superseded by any
-// later one, and a gate decision by a later one of its event and agent.
-func Superseded(e, later *Entry) bool {
-	switch {
-	case indexedKinds[e.Kind], e.Kind == KindToolCall, e.Kind == KindToolFailure:
-		return false
-	case e.Kind == KindGateDecision:
-		return later.Kind == KindGateDecision && later.Event == e.Event && later.AgentID == e.AgentID
-	}
-	return true
-}
