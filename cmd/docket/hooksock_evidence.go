@@ -211,9 +211,44 @@ func (l evidenceLedger) Append(session string, r ledger.Record) (*ledger.Entry, 
 // kinds and the last gate decision of each event and agent, so a long
 // session's judge and gate decisions do not pile up in the daemon, nor
 // in what every stop walks.
+// all is kept pruned, so e can supersede only the last kept entry (kept
+// as the last) and, when e is a gate decision, an earlier one of its
+// event and agent.
 func keepAppend(all []*ledger.Entry, e *ledger.Entry) []*ledger.Entry {
-	all = slices.DeleteFunc(all, func(k *ledger.Entry) bool { return ledger.Superseded(k, e) })
+	if n := len(all); n > 0 && ledger.Superseded(all[n-1], e) {
+		all = all[:n-1]
+	}
+	if e.Kind == ledger.KindGateDecision {
+		all = slices.DeleteFunc(all, func(k *ledger.Entry) bool { return ledger.Superseded(k, e) })
+	}
 	return append(all, e)
+}
+
+// keepRelevant is keepAppend over entries in order, in one pass from the
+// end: an entry stays when no later one supersedes it (ledger.Superseded
+// needs only the last entry and the later gate decisions to tell).
+func keepRelevant(entries []*ledger.Entry) []*ledger.Entry {
+	if len(entries) == 0 {
+		return nil
+	}
+	last := entries[len(entries)-1]
+	later := map[[2]string]bool{} // the event and agent of gate decisions seen
+	var rev []*ledger.Entry
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Kind == ledger.KindGateDecision {
+			tag := [2]string{e.Event, e.AgentID}
+			if later[tag] {
+				continue
+			}
+			later[tag] = true
+		} else if e != last && ledger.Superseded(e, last) {
+			continue
+		}
+		rev = append(rev, e)
+	}
+	slices.Reverse(rev)
+	return rev
 }
 
 // ReadRelevant is ledger.ReadRelevant, from the kept state when it may.
@@ -297,11 +332,7 @@ func (l evidenceLedger) ReadRelevant(session string, after func(indexed []*ledge
 		reads = old.reads
 	}
 	l.ev.drop(key)
-	var all []*ledger.Entry
-	for _, e := range keep {
-		all = keepAppend(all, e)
-	}
-	l.ev.m[key] = &sessionEvidence{all: all, from: from, fp: after1, last: last, reads: reads + 1, packFP: pfp}
+	l.ev.m[key] = &sessionEvidence{all: keepRelevant(keep), from: from, fp: after1, last: last, reads: reads + 1, packFP: pfp}
 	return entries, nil
 }
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -664,5 +666,41 @@ func TestDaemonKeptStateStaysSmall(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := gatehook.Main(context.Background(), nil, strings.NewReader(stopClaim("k1", proj)), &out, &errb); code != 0 || out.String() != answer {
 		t.Fatalf("in-process gate: exit %d %s %s\ndaemon: %s", code, out.String(), errb.String(), answer)
+	}
+}
+
+// keepAppend, one entry at a time, and keepRelevant, in one pass, keep
+// exactly the entries no later entry supersedes, on random sessions.
+func TestKeptEntriesArePruned(t *testing.T) {
+	kinds := []ledger.Kind{ledger.KindToolCall, ledger.KindToolFailure, ledger.KindJudgeDecision, ledger.KindGateDecision,
+		ledger.KindValidatorPass, ledger.KindUserPrompt, ledger.KindSeal}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 500; round++ {
+		var es []*ledger.Entry
+		for i := 0; i < rng.IntN(40); i++ {
+			e := &ledger.Entry{Seq: uint64(i), Kind: kinds[rng.IntN(len(kinds))]}
+			if e.Kind == ledger.KindGateDecision {
+				e.Event = []string{"Stop", "SubagentStop"}[rng.IntN(2)]
+				e.AgentID = []string{"", "a1", "a2"}[rng.IntN(3)]
+			}
+			es = append(es, e)
+		}
+		var want []*ledger.Entry
+		for i, e := range es {
+			superseded := false
+			for _, later := range es[i+1:] {
+				superseded = superseded || ledger.Superseded(e, later)
+			}
+			if !superseded {
+				want = append(want, e)
+			}
+		}
+		var folded []*ledger.Entry
+		for _, e := range es {
+			folded = keepAppend(folded, e)
+		}
+		if got := keepRelevant(es); !slices.Equal(got, want) || !slices.Equal(folded, want) {
+			t.Fatalf("session %v:\nkeepRelevant %v\nkeepAppend   %v\nwant         %v", es, got, folded, want)
+		}
 	}
 }
