@@ -412,7 +412,7 @@ func (v *verifier) head() *VerifyError {
 	case c.Origin != Origin(v.rep.Session):
 		return v.fail(-1, fmt.Sprintf("head is for another ledger (%q)", c.Origin), ErrTampered)
 	case c.Size < n:
-		return v.fail(c.Size, fmt.Sprintf("head behind: it covers %d entries, the ledger has %d (a crash before the head was written, or a rolled-back head)", c.Size, n), ErrTampered)
+		return v.fail(c.Size, fmt.Sprintf("head behind: it covers %d entries, the ledger has %d (a crash before the head was written, or a rolled-back head; where the ledger is written, the session's next append or the start of docket serve covers the lines that check out and seals the rest)", c.Size, n), ErrTampered)
 	case c.Size > n:
 		return v.fail(n, fmt.Sprintf("ledger truncated: the signed head covers %d entries, the ledger has %d", c.Size, n), ErrTruncated)
 	}
