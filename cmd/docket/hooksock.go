@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/docket/docket/gate"
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/gatehook"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/hookclient"
@@ -173,7 +174,7 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 	for _, route := range []string{hookclient.RouteJudge, hookclient.RouteLedger, hookclient.RouteGate} {
 		fn := hooks[route]
 		hooks[route] = func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
-			if err := callerCanRead(c.Stdin, c.Peer); err != nil {
+			if err := callerCanRead(c.Stdin, c.Args, c.Peer); err != nil {
 				fmt.Fprintf(stderr, "docket: error: %v\n", err)
 				return 2
 			}
@@ -189,19 +190,12 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 // has no right to it. The test is owner or world permission on the file
 // and every directory above it; a path that does not exist is the
 // hook's business.
-func callerCanRead(payload []byte, peer hookclient.Peer) error {
+func callerCanRead(payload []byte, args []string, peer hookclient.Peer) error {
 	if int(peer.UID) == os.Geteuid() {
 		return nil
 	}
-	var p map[string]any
-	if json.Unmarshal(payload, &p) != nil {
-		return nil // the hook reports an unreadable payload itself
-	}
-	for _, k := range []string{"transcript_path", "agent_transcript_path"} {
-		path, _ := p[k].(string)
-		if path == "" {
-			continue
-		}
+	for _, tp := range transcriptPaths(payload, args) {
+		k, path := tp[0], tp[1]
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			continue
@@ -225,6 +219,51 @@ func callerCanRead(payload []byte, peer hookclient.Peer) error {
 		}
 	}
 	return nil
+}
+
+// transcriptPaths are the transcript paths of a payload, by field: those
+// the hook's own decoder takes (for the runtime its --runtime names, else
+// the one it detects), which keeps the first of duplicate keys, and those
+// a plain JSON decode finds, which keeps the last. Both are checked, so
+// no payload can show the check one path and the hook another.
+func transcriptPaths(payload []byte, args []string) [][2]string {
+	var out [][2]string
+	add := func(k, path string) {
+		if path != "" {
+			out = append(out, [2]string{k, path})
+		}
+	}
+	var p map[string]any
+	if json.Unmarshal(payload, &p) == nil {
+		for _, k := range []string{"transcript_path", "agent_transcript_path"} {
+			s, _ := p[k].(string)
+			add(k, s)
+		}
+	}
+	rt, _ := hooks.ParseRuntime(runtimeArg(args))
+	if ev, err := hooks.Decode(payload, rt); err == nil {
+		add("transcript_path", ev.TranscriptPath)
+		add("agent_transcript_path", ev.AgentTranscriptPath)
+	}
+	return out
+}
+
+// runtimeArg is the value of a hook's --runtime flag in args ("" when
+// absent): -runtime or --runtime, with "=" or as the next argument (the
+// hooks take no positional arguments).
+func runtimeArg(args []string) string {
+	rt := ""
+	for i, a := range args {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-") || name != "runtime":
+		case hasVal:
+			rt = val
+		case i+1 < len(args):
+			rt = args[i+1]
+		}
+	}
+	return rt
 }
 
 // listenSocket listens on the Unix socket path, replacing a stale socket

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,6 +27,25 @@ func TestHookValidateRefusesArgsFile(t *testing.T) {
 		code := validate(context.Background(), server.HookCall{Args: args, Getenv: func(string) string { return "" }, Peer: hookclient.Peer{UID: uint32(os.Getuid())}}, &out, &errb)
 		if code != 1 || !strings.Contains(errb.String(), "--args-file is read by the client") {
 			t.Fatalf("%q: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+func TestRuntimeArg(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--runtime", "gemini"}, "gemini"},
+		{[]string{"-runtime=codex"}, "codex"},
+		{[]string{"--timeout", "12s", "--runtime", "gemini"}, "gemini"},
+		{[]string{"--runtime", "claude", "--runtime=codex"}, "codex"},
+		{[]string{"--no-store"}, ""},
+		{[]string{"--runtime"}, ""},
+	} {
+		if got := runtimeArg(tt.args); got != tt.want {
+			t.Errorf("runtimeArg(%q) = %q, want %q", tt.args, got, tt.want)
 		}
 	}
 }
@@ -63,6 +83,16 @@ func TestCallerCanRead(t *testing.T) {
 		{"the daemon's own user", closed, self, true},
 		{"missing", filepath.Join(dir, "nope"), other, true},
 	}
+	// a key given twice: the hook's decoder reads the first, a JSON decode
+	// the last; a closed file in either place is refused
+	for _, pair := range [][2]string{{closed, open}, {open, closed}} {
+		payload := []byte(`{"hook_event_name":"Stop","session_id":"s1","turn_id":"t1","transcript_path":` + strconv.Quote(pair[0]) + `,"transcript_path":` + strconv.Quote(pair[1]) + `}`)
+		for _, args := range [][]string{nil, {"--runtime", "claude"}, {"--timeout", "12s", "-runtime=codex"}} {
+			if err := callerCanRead(payload, args, other); err == nil {
+				t.Errorf("duplicate transcript_path %q then %q (args %q): allowed", pair[0], pair[1], args)
+			}
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := "transcript_path"
@@ -70,7 +100,7 @@ func TestCallerCanRead(t *testing.T) {
 				key = "agent_transcript_path"
 			}
 			payload, _ := json.Marshal(map[string]string{key: tt.path, "hook_event_name": "Stop"})
-			err := callerCanRead(payload, tt.peer)
+			err := callerCanRead(payload, nil, tt.peer)
 			if (err == nil) != tt.ok {
 				t.Fatalf("callerCanRead(%s) = %v, want ok=%v", tt.path, err, tt.ok)
 			}

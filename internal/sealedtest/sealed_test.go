@@ -327,6 +327,13 @@ func TestSealedRoundTripAndIsolation(t *testing.T) {
 	if out, errb, code, _ := e.asAgent(stolen, nil, "docket-gate"); code != 2 || out != "" || !strings.Contains(errb, "not readable by the caller") {
 		t.Fatalf("gate with the ledger as transcript: exit %d, stdout %q, stderr %q", code, out, errb)
 	}
+	// ... not even named first of two transcript_path keys, where the
+	// hook's decoder reads the first and a JSON decode the last
+	twice := e.payload("Stop", "s1", fmt.Sprintf(`"stop_hook_active":false,"transcript_path":%q,"transcript_path":"/dev/null"`, filepath.Join(e.state, "ledger", "s1.jsonl")))
+	twice = bytes.Replace(twice, []byte(`"transcript_path":"/dev/null",`), nil, 1)
+	if out, errb, code, _ := e.asAgent(twice, nil, "docket-gate"); code != 2 || out != "" || !strings.Contains(errb, "not readable by the caller") {
+		t.Fatalf("gate with the ledger as the first of two transcripts: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
 	if v := e.verify("s1"); !strings.HasPrefix(v, "ok") {
 		t.Fatalf("verify: %s", v)
 	}
