@@ -64,28 +64,7 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	for _, n := range []int{10, 10_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			l := newTestLedger(b)
-			l.testingOnlyNoSync = true
-			for i := 0; i < n; i++ {
-				r := Record{Kind: KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Bash",
-					Args:      json.RawMessage(`{"command":"go test ./..."}`),
-					Body:      map[string]any{"cwd": "/work", "failed": false},
-					Artifacts: []Artifact{{Name: "stdout", Data: strings.NewReader("ok  ./... 0.2s\n")}}}
-				if i == n-5 {
-					r = Record{Kind: KindValidatorPass, Runtime: "docket", Tool: "go_test_pass", Body: map[string]any{"claim": "done", "result": "pass"}}
-				}
-				if _, err := l.Append("s1", r); err != nil {
-					b.Fatal(err)
-				}
-			}
-			pass := func(es []*Entry) uint64 {
-				for i := len(es) - 1; i >= 0; i-- {
-					if es[i].Kind == KindValidatorPass {
-						return es[i].Seq
-					}
-				}
-				return es[len(es)-1].Seq
-			}
+			l := benchSession(b, n)
 			start := time.Now()
 			if _, err := l.ReadRelevant("s1", pass); err != nil { // cold: no reader ran yet
 				b.Fatal(err)
@@ -189,30 +168,40 @@ func BenchmarkReadRelevantStops(b *testing.B) {
 	}
 }
 
+// benchSession is a ledger whose session s1 holds n shell calls, the
+// fifth from the end a validator pass.
+func benchSession(b *testing.B, n int) *Ledger {
+	l := newTestLedger(b)
+	l.testingOnlyNoSync = true
+	for i := 0; i < n; i++ {
+		r := Record{Kind: KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Bash",
+			Args:      json.RawMessage(`{"command":"go test ./..."}`),
+			Body:      map[string]any{"cwd": "/work", "failed": false},
+			Artifacts: []Artifact{{Name: "stdout", Data: strings.NewReader("ok  ./... 0.2s\n")}}}
+		if i == n-5 {
+			r = Record{Kind: KindValidatorPass, Runtime: "docket", Tool: "go_test_pass", Body: map[string]any{"claim": "done", "result": "pass"}}
+		}
+		if _, err := l.Append("s1", r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return l
+}
+
+// pass is the relevant-read cut at the last validator pass (else the
+// last entry).
+func pass(es []*Entry) uint64 {
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].Kind == KindValidatorPass {
+			return es[i].Seq
+		}
+	}
+	return es[len(es)-1].Seq
+}
+
 func benchStops(b *testing.B, n int) {
 	{
-		l := newTestLedger(b)
-		l.testingOnlyNoSync = true
-		for i := 0; i < n; i++ {
-			r := Record{Kind: KindToolCall, Runtime: "claude", Event: "PostToolUse", Tool: "Bash",
-				Args:      json.RawMessage(`{"command":"go test ./..."}`),
-				Body:      map[string]any{"cwd": "/work", "failed": false},
-				Artifacts: []Artifact{{Name: "stdout", Data: strings.NewReader("ok  ./... 0.2s\n")}}}
-			if i == n-5 {
-				r = Record{Kind: KindValidatorPass, Runtime: "docket", Tool: "go_test_pass", Body: map[string]any{"claim": "done", "result": "pass"}}
-			}
-			if _, err := l.Append("s1", r); err != nil {
-				b.Fatal(err)
-			}
-		}
-		pass := func(es []*Entry) uint64 {
-			for i := len(es) - 1; i >= 0; i-- {
-				if es[i].Kind == KindValidatorPass {
-					return es[i].Seq
-				}
-			}
-			return es[len(es)-1].Seq
-		}
+		l := benchSession(b, n)
 		for _, stops := range []int{0, 1000} {
 			for i := 0; i < stops; i++ {
 				agent := ""
