@@ -53,6 +53,23 @@ func hookCall(t *testing.T, d *hookDaemon, route string, peer hookclient.Peer, s
 	return code, out.String(), errb.String()
 }
 
+// bindDone makes "grep -q ok ok.txt" the project's command for "done"
+// in the claim binding, approved.
+func bindDone(t *testing.T, h home.Home, proj string) {
+	t.Helper()
+	def, err := policies.Default(policies.BindingFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := strings.Replace(string(def), "projects: []", "projects:\n  - root: "+proj+"\n    commands: {done: [\"grep -q ok ok.txt\"]}", 1)
+	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.BindingFile), []byte(pol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func toolCall(session, cwd string, n int) string {
 	return fmt.Sprintf(`{"session_id":%q,"transcript_path":"/dev/null","cwd":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls %d"},"tool_response":{"stdout":"a","stderr":"","interrupted":false},"tool_use_id":"toolu_%d"}`, session, cwd, n, n)
 }
@@ -148,17 +165,7 @@ func TestDaemonRecordsPeer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "ok.txt"), []byte("ok\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	def, err := policies.Default(policies.BindingFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol := strings.Replace(string(def), "projects: []", "projects:\n  - root: "+proj+"\n    commands: {done: [\"grep -q ok ok.txt\"]}", 1)
-	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.BindingFile), []byte(pol), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	bindDone(t, h, proj)
 	code, out, errs := hookCall(t, d, hookclient.RouteValidate, peer, "", "--session", "s1", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":["grep","-q","ok","ok.txt"]}`, "--cwd", proj)
 	if code != 0 {
 		t.Fatalf("validate: %d %s %s", code, out, errs)
@@ -406,17 +413,7 @@ func TestDaemonGateStateFollowsTheLedger(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "ok.txt"), []byte("ok\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	def, err := policies.Default(policies.BindingFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol := strings.Replace(string(def), "projects: []", "projects:\n  - root: "+proj+"\n    commands: {done: [\"grep -q ok ok.txt\"]}", 1)
-	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.BindingFile), []byte(pol), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	bindDone(t, h, proj)
 	stop := fmt.Sprintf(`{"session_id":"g1","transcript_path":"/dev/null","cwd":%q,"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}`, proj)
 	gateSays := func(want string) {
 		t.Helper()
@@ -516,17 +513,7 @@ func TestDaemonGateKeepsArtifacts(t *testing.T) {
 	if err := os.WriteFile(ok, []byte("ok\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	def, err := policies.Default(policies.BindingFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol := strings.Replace(string(def), "projects: []", "projects:\n  - root: "+proj+"\n    commands: {done: [\"grep -q ok ok.txt\"]}", 1)
-	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.BindingFile), []byte(pol), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	bindDone(t, h, proj)
 	hookCall(t, d, hookclient.RouteLedger, peer, toolCall("k1", proj, 0))
 	d.group.Flush()
 	if code, out, errs := runCLI("validate", "--session", "k1", "--claim", "done", "--validator", "command_zero_exit", "--args", `{"command":["grep","-q","ok","ok.txt"]}`, "--cwd", proj); code != 0 {
