@@ -235,12 +235,6 @@ func TestForgedStateIsNotExtended(t *testing.T) {
 // (which never read the prefix): the gate's read fails if it reads the
 // line, and `docket verify` and ReadVerified always catch it.
 func TestEditUnderAppendedState(t *testing.T) {
-	resign := func(line, old, new string) string {
-		e, _ := ParseEntry([]byte(strings.Replace(line, old, new, 1)))
-		e.Hash, _ = entryHash(e)
-		b, _ := encodeEntry(e)
-		return string(b)
-	}
 	for _, tc := range []struct {
 		name         string
 		line         int

@@ -156,12 +156,6 @@ func TestReadRelevantTamper(t *testing.T) {
 		}
 		return l, pass
 	}
-	resign := func(line, old, new string) string { // edit and recompute the hash (no key: MAC stays)
-		e, _ := ParseEntry([]byte(strings.Replace(line, old, new, 1)))
-		e.Hash, _ = entryHash(e)
-		b, _ := encodeEntry(e)
-		return string(b)
-	}
 	for _, tc := range []struct {
 		name         string
 		line         int
@@ -302,4 +296,13 @@ func TestReadRelevantPrefixShifted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resign replaces old with new in an entry line and recomputes its hash,
+// as an attacker without the key can (the MAC stays the old one).
+func resign(line, old, new string) string {
+	e, _ := ParseEntry([]byte(strings.Replace(line, old, new, 1)))
+	e.Hash, _ = entryHash(e)
+	b, _ := encodeEntry(e)
+	return string(b)
 }

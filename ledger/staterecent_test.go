@@ -215,12 +215,6 @@ func TestRecentStateAttacks(t *testing.T) {
 
 // Attacks on the ledger lines the state points at: the read fails.
 func TestRecentLedgerAttacks(t *testing.T) {
-	resign := func(line, old, new string) string { // edit and recompute the hash (no key: MAC stays)
-		e, _ := ParseEntry([]byte(strings.Replace(line, old, new, 1)))
-		e.Hash, _ = entryHash(e)
-		b, _ := encodeEntry(e)
-		return string(b)
-	}
 	for _, tc := range []struct {
 		name string
 		edit func(t *testing.T, ls []string, st *vstate) []string
