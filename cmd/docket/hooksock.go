@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -145,17 +144,18 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 		hookclient.RouteJudge: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
 			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{
-				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder})
+				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder, Admit: admit(peer)})
 		},
 		hookclient.RouteLedger: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
-			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer, OpenLedger: d.appender})
+			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer, OpenLedger: d.appender, Admit: admit(peer)})
 		},
 		hookclient.RouteGate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
 			return gatehook.MainWith(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, gatehook.Options{
 				NewGate: func(h home.Home) (*gate.Gate, error) { return d.gate(h, &peer) },
 				Decided: d.publish,
+				Admit:   admit(peer),
 			})
 		},
 		hookclient.RouteValidate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
@@ -171,31 +171,32 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 		},
 		hookclient.RoutePolicy: d.policy,
 	}
-	for _, route := range []string{hookclient.RouteJudge, hookclient.RouteLedger, hookclient.RouteGate} {
-		fn := hooks[route]
-		hooks[route] = func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
-			if err := callerCanRead(c.Stdin, c.Args, c.Peer); err != nil {
-				fmt.Fprintf(stderr, "docket: error: %v\n", err)
-				return 2
-			}
-			return fn(ctx, c, stdout, stderr)
-		}
-	}
 	return hooks
+}
+
+// admit is the hooks' check of a decoded payload for a caller: see
+// callerCanRead.
+func admit(peer hookclient.Peer) func(*hooks.Event) error {
+	return func(ev *hooks.Event) error { return callerCanRead(ev, peer) }
 }
 
 // callerCanRead refuses a payload naming a transcript its caller could
 // not read itself: the daemon reads transcripts (the gate, a Codex
 // rollout) with its own rights, and must not read one for a caller that
-// has no right to it. The test is owner or world permission on the file
-// and every directory above it; a path that does not exist is the
-// hook's business.
-func callerCanRead(payload []byte, args []string, peer hookclient.Peer) error {
+// has no right to it. It runs on the event as the hook decoded it, so it
+// sees the very paths the hook will open (a key given twice, a runtime
+// spelled another way, change nothing). The test is owner or world
+// permission on the file and every directory above it; a path that does
+// not exist is the hook's business.
+func callerCanRead(ev *hooks.Event, peer hookclient.Peer) error {
 	if int(peer.UID) == os.Geteuid() {
 		return nil
 	}
-	for _, tp := range transcriptPaths(payload, args) {
+	for _, tp := range [][2]string{{"transcript_path", ev.TranscriptPath}, {"agent_transcript_path", ev.AgentTranscriptPath}} {
 		k, path := tp[0], tp[1]
+		if path == "" {
+			continue
+		}
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			continue
@@ -219,51 +220,6 @@ func callerCanRead(payload []byte, args []string, peer hookclient.Peer) error {
 		}
 	}
 	return nil
-}
-
-// transcriptPaths are the transcript paths of a payload, by field: those
-// the hook's own decoder takes (for the runtime its --runtime names, else
-// the one it detects), which keeps the first of duplicate keys, and those
-// a plain JSON decode finds, which keeps the last. Both are checked, so
-// no payload can show the check one path and the hook another.
-func transcriptPaths(payload []byte, args []string) [][2]string {
-	var out [][2]string
-	add := func(k, path string) {
-		if path != "" {
-			out = append(out, [2]string{k, path})
-		}
-	}
-	var p map[string]any
-	if json.Unmarshal(payload, &p) == nil {
-		for _, k := range []string{"transcript_path", "agent_transcript_path"} {
-			s, _ := p[k].(string)
-			add(k, s)
-		}
-	}
-	rt, _ := hooks.ParseRuntime(runtimeArg(args))
-	if ev, err := hooks.Decode(payload, rt); err == nil {
-		add("transcript_path", ev.TranscriptPath)
-		add("agent_transcript_path", ev.AgentTranscriptPath)
-	}
-	return out
-}
-
-// runtimeArg is the value of a hook's --runtime flag in args ("" when
-// absent): -runtime or --runtime, with "=" or as the next argument (the
-// hooks take no positional arguments).
-func runtimeArg(args []string) string {
-	rt := ""
-	for i, a := range args {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch {
-		case !strings.HasPrefix(a, "-") || name != "runtime":
-		case hasVal:
-			rt = val
-		case i+1 < len(args):
-			rt = args[i+1]
-		}
-	}
-	return rt
 }
 
 // listenSocket listens on the Unix socket path, replacing a stale socket

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/hookclient"
 	"github.com/docket/docket/server"
 )
@@ -27,25 +27,6 @@ func TestHookValidateRefusesArgsFile(t *testing.T) {
 		code := validate(context.Background(), server.HookCall{Args: args, Getenv: func(string) string { return "" }, Peer: hookclient.Peer{UID: uint32(os.Getuid())}}, &out, &errb)
 		if code != 1 || !strings.Contains(errb.String(), "--args-file is read by the client") {
 			t.Fatalf("%q: exit %d, stderr %q", args, code, errb.String())
-		}
-	}
-}
-
-func TestRuntimeArg(t *testing.T) {
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{nil, ""},
-		{[]string{"--runtime", "gemini"}, "gemini"},
-		{[]string{"-runtime=codex"}, "codex"},
-		{[]string{"--timeout", "12s", "--runtime", "gemini"}, "gemini"},
-		{[]string{"--runtime", "claude", "--runtime=codex"}, "codex"},
-		{[]string{"--no-store"}, ""},
-		{[]string{"--runtime"}, ""},
-	} {
-		if got := runtimeArg(tt.args); got != tt.want {
-			t.Errorf("runtimeArg(%q) = %q, want %q", tt.args, got, tt.want)
 		}
 	}
 }
@@ -83,27 +64,60 @@ func TestCallerCanRead(t *testing.T) {
 		{"the daemon's own user", closed, self, true},
 		{"missing", filepath.Join(dir, "nope"), other, true},
 	}
-	// a key given twice: the hook's decoder reads the first, a JSON decode
-	// the last; a closed file in either place is refused
-	for _, pair := range [][2]string{{closed, open}, {open, closed}} {
-		payload := []byte(`{"hook_event_name":"Stop","session_id":"s1","turn_id":"t1","transcript_path":` + strconv.Quote(pair[0]) + `,"transcript_path":` + strconv.Quote(pair[1]) + `}`)
-		for _, args := range [][]string{nil, {"--runtime", "claude"}, {"--timeout", "12s", "-runtime=codex"}} {
-			if err := callerCanRead(payload, args, other); err == nil {
-				t.Errorf("duplicate transcript_path %q then %q (args %q): allowed", pair[0], pair[1], args)
-			}
-		}
-	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := "transcript_path"
 			if tt.name == "agent transcript" {
 				key = "agent_transcript_path"
 			}
-			payload, _ := json.Marshal(map[string]string{key: tt.path, "hook_event_name": "Stop"})
-			err := callerCanRead(payload, nil, tt.peer)
+			ev := &hooks.Event{TranscriptPath: tt.path}
+			if key == "agent_transcript_path" {
+				ev = &hooks.Event{AgentTranscriptPath: tt.path}
+			}
+			err := callerCanRead(ev, tt.peer)
 			if (err == nil) != tt.ok {
 				t.Fatalf("callerCanRead(%s) = %v, want ok=%v", tt.path, err, tt.ok)
 			}
 		})
+	}
+}
+
+// Each hook of the daemon checks the transcript it will read for a
+// caller of another uid, whatever spelling the payload uses to name it:
+// a transcript_path given twice (the decoders read the first, a JSON
+// decode the last), a runtime named by flag or detected. None of these
+// lets the gate or the ledger hook read a file the caller could not.
+func TestDaemonHooksAdmitOnlyReadableTranscripts(t *testing.T) {
+	_, d, proj := daemonEnv(t)
+	dir := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Chmod(filepath.Dir(dir), 0o755))
+	must(os.Chmod(dir, 0o755))
+	open, closed := filepath.Join(dir, "open.jsonl"), filepath.Join(dir, "closed.jsonl")
+	must(os.WriteFile(open, []byte("{}\n"), 0o644))
+	must(os.WriteFile(closed, []byte("{}\n"), 0o600))
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}
+	q := strconv.Quote
+	for _, pair := range [][2]string{{closed, open}, {open, closed}, {closed, closed}} {
+		paths := `"transcript_path":` + q(pair[0]) + `,"transcript_path":` + q(pair[1])
+		for _, tc := range []struct {
+			route, payload string
+			args           []string
+		}{
+			{hookclient.RouteGate, `{"hook_event_name":"Stop","session_id":"a1","cwd":` + q(proj) + `,"last_assistant_message":"All done.",` + paths + `}`, nil},
+			{hookclient.RouteGate, `{"hook_event_name":"Stop","session_id":"a1","turn_id":"t1","cwd":` + q(proj) + `,"last_assistant_message":"All done.",` + paths + `}`, []string{"--runtime", "codex"}},
+			{hookclient.RouteLedger, `{"hook_event_name":"PostToolUse","session_id":"a2","turn_id":"t1","cwd":` + q(proj) + `,"tool_name":"Bash","tool_use_id":"call_1","tool_input":{"command":"ls"},"tool_response":"ok",` + paths + `}`, []string{"-runtime=codex"}},
+			{hookclient.RouteJudge, `{"hook_event_name":"PreToolUse","session_id":"a3","cwd":` + q(proj) + `,"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"ls"},` + paths + `}`, nil},
+		} {
+			_, out, errs := hookCall(t, d, tc.route, other, tc.payload, tc.args...)
+			wantRefused := pair[0] == closed // the decoders read the first
+			if refused := strings.Contains(errs, "not readable by the caller"); refused != wantRefused {
+				t.Errorf("%s %q, transcripts %s then %s: refused %v, want %v\nstdout %s\nstderr %s", tc.route, tc.args, filepath.Base(pair[0]), filepath.Base(pair[1]), refused, wantRefused, out, errs)
+			}
+		}
 	}
 }

@@ -62,6 +62,10 @@ type Options struct {
 	// Decided, when set, hears of every gate run that got as far as a
 	// result (the daemon publishes the session's checkpoint).
 	Decided func(ev *hooks.Event, r *gate.Result)
+	// Admit, when set, vets the decoded payload before the gate reads
+	// anything it names (the daemon: a transcript the caller could not
+	// read); an error blocks, unchecked.
+	Admit func(*hooks.Event) error
 }
 
 // MainWith is Main with options.
@@ -157,6 +161,11 @@ func decide(stdin io.Reader, rt hooks.Runtime, o Options) (hooks.Answer, hooks.R
 	ev, err := hooks.Decode(payload, rt)
 	if err != nil {
 		return BlockAnswer(hooks.Stop, "docket-gate: cannot decode the hook payload ("+err.Error()+"); the final message was not checked"), rt, err
+	}
+	if o.Admit != nil {
+		if err := o.Admit(ev); err != nil {
+			return BlockAnswer(hooks.Stop, "docket-gate: "+err.Error()+"; the final message was not checked"), ev.Runtime, err
+		}
 	}
 	// A wiring error is named before any policy is loaded or state written.
 	if !ev.IsStop() {

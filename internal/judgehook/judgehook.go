@@ -80,6 +80,10 @@ type Options struct {
 	// too). docket-judge cancels it on SIGINT; a routine call waits on
 	// nothing and never sets up signal handling.
 	Interrupt func(context.Context) (context.Context, context.CancelFunc)
+	// Admit, when set, vets the decoded payload before the hook acts on
+	// it (the daemon: a transcript the caller could not read); an error
+	// fails the call.
+	Admit func(*hooks.Event) error
 }
 
 type usageErr struct{ msg string }
@@ -129,6 +133,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	ev, err := hooks.Decode(payload, hooks.Runtime(*rt))
 	if err != nil {
 		return err
+	}
+	if o.Admit != nil {
+		if err := o.Admit(ev); err != nil {
+			return err
+		}
 	}
 	if ev.Name != hooks.PreToolUse {
 		fmt.Fprintf(stderr, "docket-judge: warning: %s is not a PreToolUse event; no answer\n", ev.Name)

@@ -52,6 +52,10 @@ type Options struct {
 	// OpenLedger, when set, replaces ledger.Open (the daemon keeps the
 	// ledger and its keys warm).
 	OpenLedger func(h home.Home) (Appender, error)
+	// Admit, when set, vets the decoded payload before the hook reads
+	// anything it names (the daemon: a transcript the caller could not
+	// read); an error fails the call.
+	Admit func(*hooks.Event) error
 }
 
 // Appender appends one entry and holds the keys that sign it (for the
@@ -101,6 +105,11 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 	ev, err := hooks.Decode(payload, hooks.Runtime(*rt))
 	if err != nil {
 		return err
+	}
+	if o.Admit != nil {
+		if err := o.Admit(ev); err != nil {
+			return err
+		}
 	}
 	if ev.Name != hooks.PostToolUse && ev.Name != hooks.PostToolUseFailure && ev.Name != hooks.UserPromptSubmit {
 		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure (and UserPromptSubmit)", ev.RawName)
