@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docket/docket/internal/hookclient/sockettest"
 )
 
 func TestSocket(t *testing.T) {
@@ -39,34 +41,16 @@ func TestSocket(t *testing.T) {
 	}
 }
 
-// serve answers each connection on a fresh socket with answer.
+// serve answers each connection with answer(request), or, when that is
+// empty, with nothing for 5 s (a hung daemon).
 func serve(t *testing.T, answer func(req string) string) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				b := make([]byte, 1<<16)
-				n, _ := c.Read(b)
-				if a := answer(string(b[:n])); a != "" {
-					io.WriteString(c, a)
-				} else {
-					time.Sleep(5 * time.Second)
-				}
-			}()
+	return sockettest.Serve(t, func(c net.Conn, req []byte) {
+		if a := answer(string(req)); a != "" {
+			io.WriteString(c, a)
+		} else {
+			time.Sleep(5 * time.Second)
 		}
-	}()
-	return sock
+	})
 }
 
 func failClosed(_ []string, _ []byte, reason string, _, stderr io.Writer) int {

@@ -10,33 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// serve answers every connection on a fresh Unix socket with answer(request).
-func serve(t *testing.T, answer func(c net.Conn, req []byte)) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 1<<20)
-				n, _ := c.Read(buf)
-				answer(c, buf[:n])
-			}()
-		}
-	}()
-	return sock
-}
+	"github.com/docket/docket/internal/hookclient/sockettest"
+)
 
 func httpAnswer(status, body string) string {
 	return "HTTP/1.1 " + status + "\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + body
@@ -75,7 +51,7 @@ func TestCall(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sock := serve(t, tc.answer)
+			sock := sockettest.Serve(t, tc.answer)
 			start := time.Now()
 			resp, err := Call(sock, RouteJudge, Request{Args: []string{"a"}, Stdin: []byte("{}")}, tc.timeout)
 			if took := time.Since(start); took > tc.timeout+time.Second {
