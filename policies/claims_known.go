@@ -146,7 +146,7 @@ var knownExprsList = []knownExpr{
 	{expr: "(?i)\\b(?:testes?|ci|build|verifica[cç][oõ]es)\\s+(?:[\\pL\\d]+\\s+){0,2}(?:passam|passaram|passou|passando|est[aã]o verdes|verdes?)(?:[^\\pL]|$)", lits: []string{"pass", "o verdes", "verde"}, allOf: [][]string{{"teste", "ci", "build", "verifica"}, {"\t", "\n", "\f", "\r", " "}, {"pass", "o verdes", "verde"}}},
 	{expr: "(?i)\\b(?:tests?|ci|build|pr[uü]fungen|checks|pipeline)\\s+(?:[\\pL\\d]+\\s+){0,2}(?:bestehen|bestanden|laufen durch|gehen durch|sind gr[uü]n|gr[uü]n|erfolgreich)(?:[^\\pL]|$)", lits: []string{"test", "ci", "build", "fungen", "checks", "pipeline"}, allOf: [][]string{{"test", "ci", "build", "fungen", "checks", "pipeline"}, {"\t", "\n", "\f", "\r", " "}, {"best", "laufen durch", "gehen durch", "sind gr", "gr", "erfolgreich"}}},
 	{expr: "(?i)\\b(?:tests?|ci|build|v[eé]rifications)\\s+(?:[\\pL\\d']+\\s+){0,2}(?:passent|passe|sont pass[eé]s|r[eé]ussissent|sont au vert|au vert|sont verts)(?:[^\\pL]|$)", lits: []string{"passe", "sont pass", "ussissent", "sont au vert", "au vert", "sont verts"}, allOf: [][]string{{"test", "ci", "build", "rifications"}, {"\t", "\n", "\f", "\r", " "}, {"passe", "sont pass", "ussissent", "sont au vert", "au vert", "sont verts"}}},
-	{expr: "(?i)\\b(?:tests?|specs?|suites?|checks?|ci|build|pipeline|pytest|go test|jest|vitest|unit tests?|integration tests?|e2e|lint|linting|type ?check(?:ing|er)?|ruff|eslint|mypy|pyright|go vet)\\b(?:\\s+[\\w./:-]+){0,3}\\s+(?:all\\s+|now\\s+|still\\s+)*(?:pass|passes|passed|passing|succeed(?:s|ed)?|green|ok)\\b", lits: []string{"pass", "succeed", "green", "ok"}, allOf: [][]string{{"test", "pec", "uite", "c", "build", "ipeline", "ytest", "go test", "jest", "vitest", "unit test", "integration test", "e2e", "lint", "check", "ruff", "eslint", "mypy", "pyright", "go vet"}, {"\t", "\n", "\f", "\r", " "}, {"pass", "succeed", "green", "ok"}}},
+	{expr: "(?i)\\b(?:tests?|specs?|suites?|checks?|ci|build|pipeline|pytest|go test|jest|vitest|unit tests?|integration tests?|e2e|lint|linting|type ?check(?:ing|er)?|ruff|eslint|mypy|pyright|go vet)\\b[,;]?(?:\\s+[\\w./:()+,-]+){0,3}\\s+(?:all\\s+|now\\s+|still\\s+)*(?:pass|passes|passed|passing|succeed(?:s|ed)?|green|ok)\\b", lits: []string{"pass", "succeed", "green", "ok"}, allOf: [][]string{{"test", "pec", "uite", "c", "build", "ipeline", "ytest", "go test", "jest", "vitest", "unit test", "integration test", "e2e", "lint", "check", "ruff", "eslint", "mypy", "pyright", "go vet"}, {"\t", "\n", "\f", "\r", " "}, {"pass", "succeed", "green", "ok"}}},
 	{expr: "(?i)\\b(?:tests?|specs?|suite|checks?|ci)(?:\\s+results?)?\\s*:?\\s*(?P<n>\\d+)\\s*/\\s*(?P<m>\\d+)\\b", lits: []string{"test", "pec", "uite", "c"}, allOf: [][]string{{"test", "pec", "uite", "c"}, {"/"}}, nm: true},
 	{expr: "(?i)\\b(?:test|ci|build|controlli)\\s+(?:[\\pL\\d]+\\s+){0,2}(?:passano|sono passati|superati|sono verdi|verdi)(?:[^\\pL]|$)", lits: []string{"passano", "ono passati", "uperati", "ono verdi", "verdi"}, allOf: [][]string{{"test", "ci", "build", "controlli"}, {"\t", "\n", "\f", "\r", " "}, {"passano", "ono passati", "uperati", "ono verdi", "verdi"}}},
 	{expr: "(?i)\\b(?:todo|ya)\\s+(?:est[aá]\\s+)?(?:listo|hecho|terminado|completado)\\b", lits: []string{"listo", "hecho", "terminado", "completado"}, allOf: [][]string{{"todo", "ya"}, {"\t", "\n", "\f", "\r", " "}, {"listo", "hecho", "terminado", "completado"}}},
@@ -414,8 +414,8 @@ var knownExprsList = []knownExpr{
 
 // The default claims.yaml, decoded.
 const (
-	defaultClaimsLen = 25408
-	defaultClaimsSum = "39d33b83d467f88d14f8cb131ec8e1f223957a6413ea4e6be42d8f9176f1d3d1"
+	defaultClaimsLen = 25417
+	defaultClaimsSum = "546022b49d727b5f17bb1d4532979bdaf6c7957279d606439fcc9c27aa6c955b"
 )
 
 func decodedDefaultClaims() *claimsYAML {
@@ -749,7 +749,7 @@ func decodedDefaultClaims() *claimsYAML {
 			claimYAML{
 				Type: "tests_pass",
 				Patterns: []string{
-					"\\b(?:tests?|specs?|suites?|checks?|ci|build|pipeline|pytest|go test|jest|vitest|unit tests?|integration tests?|e2e|lint|linting|type ?check(?:ing|er)?|ruff|eslint|mypy|pyright|go vet)\\b(?:\\s+[\\w./:-]+){0,3}\\s+(?:all\\s+|now\\s+|still\\s+)*(?:pass|passes|passed|passing|succeed(?:s|ed)?|green|ok)\\b",
+					"\\b(?:tests?|specs?|suites?|checks?|ci|build|pipeline|pytest|go test|jest|vitest|unit tests?|integration tests?|e2e|lint|linting|type ?check(?:ing|er)?|ruff|eslint|mypy|pyright|go vet)\\b[,;]?(?:\\s+[\\w./:()+,-]+){0,3}\\s+(?:all\\s+|now\\s+|still\\s+)*(?:pass|passes|passed|passing|succeed(?:s|ed)?|green|ok)\\b",
 					"\\b(?:all|every)\\s+(?:\\d+\\s+)?(?:\\w+\\s+){0,2}(?:tests?|specs?|checks?)\\b(?:\\s+\\w+){0,2}\\s+(?:pass|passes|passed|passing|green)\\b",
 					"\\b(?:pass|passes|passed|passing)\\s+(?:all\\s+)?(?:the\\s+)?(?:\\d+\\s+)?(?:tests?|specs?|checks?|test suite)\\b",
 					"(?:^|[^/\\d])\\s*\\b\\d+\\s+(?:tests?\\s+)?(?:passed|passing)\\b",

@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "6b2030511001445ed4830adef5bfa81aeb02c9fb6481c19b212b12c0a5eb8884"
+const knownDefaultsDigest = "99f89632f50413c9496074e767f5992b182980c1ff17b5ad5c1409e87e754fa2"
