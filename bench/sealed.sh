@@ -67,6 +67,10 @@ printf '{"session_id":"bench-gate","transcript_path":"/dev/null","cwd":"%s","hoo
 printf '{"session_id":"bench-gate-local","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"All done — tests pass."}' "$proj" >"$work/stop-claim-local.json"
 printf '{"session_id":"bench-judge","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"run tests"},"tool_use_id":"toolu_bench"}' "$proj" >"$work/judge.json"
 
+# Settle first: the daemon keeps no state built from a file younger than
+# two seconds, and the in-process hooks write no cache of one (see
+# bench/hooks.sh); setup has just written them all.
+sleep 2.2
 # warm: the first stop verifies the whole ledger and writes its state
 "$bin/docket-gate" --socket "$sock" <"$work/stop-claim.json" >/dev/null
 [ -z "$base" ] || "$base/docket-gate" --socket "$bsock" <"$work/stop-claim.json" >/dev/null

@@ -3,6 +3,9 @@
 // benchmark a long ledger quickly: tool calls with the artifacts
 // docket-ledger stores (payload, input, response, stdout), and near the
 // end a validator_pass for each -claims entry, followed by a few calls.
+// Each pass records the digest of the working tree at -cwd, as `docket
+// validate` does, so a stop on the unchanged tree finds its claims
+// supported.
 //
 //	genledger -n 10000 -session bench-gate -cwd /path/to/project
 package main
@@ -15,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/worktree"
 	"github.com/docket/docket/ledger"
 )
 
@@ -39,13 +43,17 @@ func run(n int, session, cwd string, claims []string) error {
 	if err != nil {
 		return err
 	}
+	tree := worktree.LedgerStore(l).Record(cwd)
+	if tree.Error != "" {
+		return fmt.Errorf("digest the working tree: %s", tree.Error)
+	}
 	for i := 0; i < n; i++ {
 		var r ledger.Record
 		if k := i - (n - 5 - len(claims)); k >= 0 && k < len(claims) {
 			args := json.RawMessage(`{"packages":"./..."}`)
 			r = ledger.Record{Kind: ledger.KindValidatorPass, Runtime: "docket", Event: "validate", Tool: "go_test_pass", Args: args,
 				Body: map[string]any{"claim": claims[k], "validator": "go_test_pass", "class": "go_test", "args": args,
-					"cwd": cwd, "result": "pass", "runs": 1, "tests_run": 12},
+					"cwd": cwd, "project_root": tree.Root, "result": "pass", "runs": 1, "tests_run": 12, "worktree": tree},
 				Artifacts: []ledger.Artifact{{Name: "run1.stdout", Data: strings.NewReader("ok  \texample\t0.2s\n")}}}
 		} else {
 			in := fmt.Sprintf(`{"command":"go vet ./pkg%d","description":"vet"}`, i)
