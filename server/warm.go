@@ -33,22 +33,23 @@ var RacyWindow = 2 * time.Second
 func Fingerprint(now time.Time, paths ...string) (fp string, settled bool) {
 	b := make([]byte, 0, 64*len(paths))
 	settled = true
-	add := func(p string) (dir bool) {
+	add := func(p string) (dir bool, ident []byte, latest time.Time) {
+		start := len(b)
 		b = append(append(b, p...), 0)
-		var latest time.Time
 		var ok bool
 		b, dir, latest, ok = identity(b, p)
 		b = append(b, '\n')
 		if ok && now.Sub(latest) < RacyWindow {
 			settled = false
 		}
-		return ok && dir
+		return ok && dir, b[start:], latest
 	}
 	for _, p := range paths {
-		if !add(p) {
+		dir, ident, latest := add(p)
+		if !dir {
 			continue
 		}
-		names, err := dirNames(p)
+		names, err := listDir(p, ident, latest)
 		if err != nil {
 			b = append(b, "unreadable\n"...)
 			settled = false
@@ -59,6 +60,57 @@ func Fingerprint(now time.Time, paths ...string) (fp string, settled bool) {
 		}
 	}
 	return string(b), settled
+}
+
+// listings keeps the sorted names of directories Fingerprint listed,
+// each with the identity the directory had: creating, removing or
+// renaming an entry sets a directory's mtime and ctime to the current
+// time, so while the identity is unchanged and older than
+// listingSettle (far above the kernel's timestamp granularity) the
+// names are the same, and a warm call stats the entries without
+// reading the directory again.
+var listings struct {
+	sync.Mutex
+	m     map[string]listing
+	reads int // directories read, for tests
+}
+
+type listing struct {
+	ident string
+	names []string
+}
+
+const (
+	listingSettle = 2 * time.Second
+	maxListings   = 4096
+)
+
+// listingNow is the listing cache's clock; a test moves it.
+var listingNow = time.Now
+
+// listDir returns the sorted names in directory p, whose identity line
+// is ident and whose latest mtime or ctime is latest.
+func listDir(p string, ident []byte, latest time.Time) ([]string, error) {
+	settled := listingNow().Sub(latest) >= listingSettle
+	listings.Lock()
+	l, ok := listings.m[p]
+	listings.Unlock()
+	if settled && ok && l.ident == string(ident) {
+		return l.names, nil
+	}
+	names, err := dirNames(p)
+	listings.Lock()
+	defer listings.Unlock()
+	listings.reads++
+	if err != nil || !settled {
+		delete(listings.m, p)
+		return names, err
+	}
+	if listings.m == nil || len(listings.m) >= maxListings {
+		listings.m = map[string]listing{}
+	}
+	listings.m[p] = listing{ident: string(ident), names: names}
+	return names, nil
 }
 
 // dirNames lists the names in directory p, sorted.

@@ -9,7 +9,9 @@ import (
 
 // BenchmarkFingerprint is the stat fingerprint a warm hook call takes of
 // a default state root's policy inputs (DOCKET_BENCH_HOME, or a tree of
-// the same shape: three directories of 3, 6 and 8 files and two files).
+// the same shape: three directories of 3, 6 and 8 files and two files):
+// "young" as the tree was just written (every directory read on every
+// call), "settled" as an installed one (listings kept, see listDir).
 func BenchmarkFingerprint(b *testing.B) {
 	root := os.Getenv("DOCKET_BENCH_HOME")
 	if root == "" {
@@ -33,8 +35,17 @@ func BenchmarkFingerprint(b *testing.B) {
 	paths := []string{filepath.Join(root, "policies"), filepath.Join(root, "validators"), filepath.Join(root, "toolchains.json"),
 		filepath.Join(root, "policy-approval.json"), filepath.Join(root, "keys")}
 	now := time.Now()
-	b.ReportAllocs()
-	for b.Loop() {
-		Fingerprint(now, paths...)
+	defer func(f func() time.Time) { listingNow = f }(listingNow)
+	for _, c := range []struct {
+		name  string
+		clock func() time.Time
+	}{{"young", func() time.Time { return time.Now().Add(-time.Hour) }}, {"settled", func() time.Time { return time.Now().Add(time.Hour) }}} {
+		listingNow = c.clock
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Fingerprint(now, paths...)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,25 +51,75 @@ func TestFingerprintSeesEveryChange(t *testing.T) {
 			must(os.WriteFile(filepath.Join(dir, "approval.json"), []byte("{}"), 0o600))
 		}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			must(os.Mkdir(filepath.Join(dir, "pol"), 0o700))
-			must(os.WriteFile(filepath.Join(dir, "pol", "claims.yaml"), []byte("block_cap: 3\n"), 0o600))
-			must(os.WriteFile(filepath.Join(dir, "other"), []byte("x"), 0o600))
-			must(os.WriteFile(filepath.Join(dir, "other2"), []byte("x"), 0o600))
-			must(os.Symlink(filepath.Join(dir, "other"), filepath.Join(dir, "pol", "link.yaml")))
-			paths := []string{filepath.Join(dir, "pol"), filepath.Join(dir, "approval.json")}
-			before, _ := Fingerprint(time.Now(), paths...)
-			if again, _ := Fingerprint(time.Now(), paths...); again != before {
-				t.Fatal("fingerprint of unchanged files differs")
-			}
-			time.Sleep(10 * time.Millisecond) // past the clock's tick
-			tc.change(dir)
-			if after, _ := Fingerprint(time.Now(), paths...); after == before {
-				t.Fatalf("fingerprint unchanged after %s", tc.name)
-			}
-		})
+	// with the listing cache too: its clock an hour ahead, every
+	// directory is settled and a listing is reused while the directory's
+	// identity is unchanged
+	clocks := map[string]func() time.Time{
+		"":                time.Now,
+		" (listing kept)": func() time.Time { return time.Now().Add(time.Hour) },
+	}
+	defer func(f func() time.Time) { listingNow = f }(listingNow)
+	for clock, now := range clocks {
+		listingNow = now
+		for _, tc := range tests {
+			t.Run(tc.name+clock, func(t *testing.T) {
+				dir := t.TempDir()
+				must(os.Mkdir(filepath.Join(dir, "pol"), 0o700))
+				must(os.WriteFile(filepath.Join(dir, "pol", "claims.yaml"), []byte("block_cap: 3\n"), 0o600))
+				must(os.WriteFile(filepath.Join(dir, "other"), []byte("x"), 0o600))
+				must(os.WriteFile(filepath.Join(dir, "other2"), []byte("x"), 0o600))
+				must(os.Symlink(filepath.Join(dir, "other"), filepath.Join(dir, "pol", "link.yaml")))
+				paths := []string{filepath.Join(dir, "pol"), filepath.Join(dir, "approval.json")}
+				before, _ := Fingerprint(time.Now(), paths...)
+				if again, _ := Fingerprint(time.Now(), paths...); again != before {
+					t.Fatal("fingerprint of unchanged files differs")
+				}
+				time.Sleep(10 * time.Millisecond) // past the clock's tick
+				tc.change(dir)
+				if after, _ := Fingerprint(time.Now(), paths...); after == before {
+					t.Fatalf("fingerprint unchanged after %s", tc.name)
+				}
+			})
+		}
+	}
+}
+
+// A settled directory is read once; a new entry changes its identity,
+// and it is read again.
+func TestFingerprintKeepsSettledListings(t *testing.T) {
+	defer func(f func() time.Time) { listingNow = f }(listingNow)
+	listingNow = func() time.Time { return time.Now().Add(time.Hour) }
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reads := func() int {
+		listings.Lock()
+		defer listings.Unlock()
+		return listings.reads
+	}
+	start := reads()
+	first, _ := Fingerprint(time.Now(), dir)
+	again, _ := Fingerprint(time.Now(), dir)
+	if again != first || reads() != start+1 {
+		t.Fatalf("two fingerprints of an unchanged settled directory: %d reads, equal %v; want 1, true", reads()-start, again == first)
+	}
+	time.Sleep(10 * time.Millisecond) // past the clock's tick
+	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := Fingerprint(time.Now(), dir)
+	if reads() != start+2 || !strings.Contains(after, "b.yaml") {
+		t.Fatalf("after a new entry: %d reads, b.yaml listed %v; want 2, true", reads()-start, strings.Contains(after, "b.yaml"))
+	}
+	// a young directory is never kept: with the real clock, every
+	// fingerprint reads it
+	listingNow = time.Now
+	before := reads()
+	Fingerprint(time.Now(), dir)
+	Fingerprint(time.Now(), dir)
+	if reads() != before+2 {
+		t.Fatalf("young directory read %d times in two fingerprints, want 2", reads()-before)
 	}
 }
 
