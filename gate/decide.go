@@ -269,46 +269,23 @@ type Freshness struct {
 // when none is, the verdict describes the newest candidate.
 func Decide(claims []Claim, entries []*ledger.Entry, f Freshness, b Binding) Decision {
 	var d Decision
-	scans := map[string]scanResult{}
-	scan := func(root string) scanResult {
-		if r, ok := scans[root]; ok {
-			return r
-		}
-		var r scanResult
-		if f.Scan == nil {
-			r.err = errors.New("no tree scanner")
-		} else {
-			r.tree, r.err = f.Scan(root)
-		}
-		scans[root] = r
-		return r
-	}
-	// Each pass body is decoded once, however many claim types read it.
-	bodies := map[*ledger.Entry]*passBody{}
-	body := func(e *ledger.Entry) *passBody {
-		if pb, ok := bodies[e]; ok {
-			return pb
-		}
-		pb := &passBody{}
-		if err := json.Unmarshal(e.Body, pb); err != nil {
-			pb = nil
-		}
-		bodies[e] = pb
-		return pb
-	}
+	m := newDecisionMemo(f)
 	for _, ty := range ClaimTypesOf(claims) {
-		v := Verdict{Type: ty, Rules: b.Validators(ty), SessionRoot: f.SessionRoot}
+		v := Verdict{Type: ty, SessionRoot: f.SessionRoot}
 		for _, c := range claims {
 			if c.Type == ty {
 				v.Claims = append(v.Claims, c)
 			}
 		}
-		if len(v.Rules) == 0 {
-			v.Status = NoBinding
-			d.Verdicts = append(d.Verdicts, v)
-			continue
+		decideType(&v, entries, f, b, m)
+		// A supported claim has a rule that allowed its pass. The rules
+		// fitted to the project (which probe its files) are only for the
+		// block reason: not looked up when nothing blocks.
+		if v.Status != Supported {
+			if v.Rules = b.Validators(ty); len(v.Rules) == 0 {
+				v = Verdict{Type: ty, Claims: v.Claims, SessionRoot: f.SessionRoot, Status: NoBinding}
+			}
 		}
-		decideType(&v, entries, f, b, scan, body)
 		d.Verdicts = append(d.Verdicts, v)
 	}
 	return d
@@ -319,7 +296,61 @@ type scanResult struct {
 	err  error
 }
 
-func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, scan func(string) scanResult, passBodyOf func(*ledger.Entry) *passBody) {
+// decisionMemo is what one decision works out at most once, however
+// many claim types and passes ask: the tree scan of each root, the
+// decoded body of each pass, the resolved form of each path.
+type decisionMemo struct {
+	f      Freshness
+	scans  map[string]scanResult
+	bodies map[*ledger.Entry]*passBody
+	paths  map[string]string
+}
+
+func newDecisionMemo(f Freshness) *decisionMemo {
+	return &decisionMemo{f: f, scans: map[string]scanResult{}, bodies: map[*ledger.Entry]*passBody{}, paths: map[string]string{}}
+}
+
+func (m *decisionMemo) scan(root string) scanResult {
+	if r, ok := m.scans[root]; ok {
+		return r
+	}
+	var r scanResult
+	if m.f.Scan == nil {
+		r.err = errors.New("no tree scanner")
+	} else {
+		r.tree, r.err = m.f.Scan(root)
+	}
+	m.scans[root] = r
+	return r
+}
+
+// body is e's pass body, nil when it does not decode.
+func (m *decisionMemo) body(e *ledger.Entry) *passBody {
+	if pb, ok := m.bodies[e]; ok {
+		return pb
+	}
+	pb := &passBody{}
+	if err := json.Unmarshal(e.Body, pb); err != nil {
+		pb = nil
+	}
+	m.bodies[e] = pb
+	return pb
+}
+
+// resolve is p cleaned, with its symlinks resolved when it exists.
+func (m *decisionMemo) resolve(p string) string {
+	if r, ok := m.paths[p]; ok {
+		return r
+	}
+	r := filepath.Clean(p)
+	if real, err := filepath.EvalSymlinks(r); err == nil {
+		r = real
+	}
+	m.paths[p] = r
+	return r
+}
+
+func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, m *decisionMemo) {
 	var disallowed string
 	var stale, elsewhere *Verdict
 	for i := len(entries) - 1; i >= 0; i-- {
@@ -327,7 +358,7 @@ func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, sca
 		if e.Kind != ledger.KindValidatorPass {
 			continue
 		}
-		pb := passBodyOf(e)
+		pb := m.body(e)
 		if pb == nil {
 			continue
 		}
@@ -344,7 +375,7 @@ func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, sca
 		cand := *v
 		cand.Pass, cand.Validator, cand.Cwd = e, body.Validator, body.Cwd
 		cand.Revalidate = revalidate(e.Session, v.Type, body)
-		if !inProject(f.SessionRoot, body) {
+		if !inProject(f.SessionRoot, body, m.resolve) {
 			if elsewhere == nil {
 				cand.Status = OtherProject
 				elsewhere = &cand
@@ -362,7 +393,7 @@ func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, sca
 		case tc.Validated == "":
 			tc.Err = "the pass has no working-tree digest: " + body.Worktree.Error
 		default:
-			r := scan(tc.Root)
+			r := m.scan(tc.Root)
 			if r.err != nil {
 				tc.Err = "the working tree cannot be digested now: " + r.err.Error()
 				break
@@ -377,7 +408,7 @@ func decideType(v *Verdict, entries []*ledger.Entry, f Freshness, b Binding, sca
 		if stale == nil {
 			cand.Status = Stale
 			if tc.Current != "" {
-				tc.Changes, tc.Unknown = changes(f, tc.Validated, scan(tc.Root).tree)
+				tc.Changes, tc.Unknown = changes(f, tc.Validated, m.scan(tc.Root).tree)
 			}
 			if f.Hint != nil {
 				cand.Write = f.Hint(e.Seq)
@@ -412,7 +443,7 @@ func changes(f Freshness, validated string, cur *worktree.Tree) ([]worktree.Chan
 // inProject reports whether a pass was made inside the session's
 // project: its cwd and its recorded project root both lie within
 // sessionRoot (symlinks resolved where the paths still exist).
-func inProject(sessionRoot string, body passBody) bool {
+func inProject(sessionRoot string, body passBody, resolve func(string) string) bool {
 	if sessionRoot == "" || body.Cwd == "" || !filepath.IsAbs(body.Cwd) {
 		return false
 	}
@@ -423,14 +454,6 @@ func inProject(sessionRoot string, body passBody) bool {
 		return false
 	}
 	return true
-}
-
-func resolve(p string) string {
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
 
 // revalidate is the docket validate command that re-runs a pass.
