@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/server"
 )
 
@@ -392,6 +394,63 @@ func TestDaemonGateRefusesSwappedTranscript(t *testing.T) {
 			}
 			if !tc.leaked && (!strings.Contains(out, `"block"`) || !strings.Contains(out, "not readable by the caller")) {
 				t.Fatalf("want a block naming the refusal\nstdout %s\nstderr %s", out, errs)
+			}
+		})
+	}
+}
+
+// The same swap through the daemon's ledger hook: a Codex rollout link
+// that points at the caller's rollout when checked and at one only the
+// daemon may read when opened. The secret rollout's exit status does not
+// reach the entry (the control, as the daemon's uid, shows it would).
+func TestDaemonLedgerRefusesSwappedRollout(t *testing.T) {
+	const end = `{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","exit_code":7}}` + "\n"
+	for _, tc := range []struct {
+		name   string
+		peer   hookclient.Peer
+		leaked bool
+	}{
+		{"another uid", hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}, false},
+		{"the daemon's uid (control)", hookclient.Peer{UID: uint32(os.Geteuid())}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, d, proj := daemonEnv(t)
+			fx := newOpenFixture(t)
+			benign, secret := filepath.Join(fx.dir, "benign.jsonl"), filepath.Join(fx.private, "rollout.jsonl")
+			if err := os.WriteFile(benign, []byte("{}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(secret, []byte(end), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(fx.dir, "rollout.jsonl")
+			swap := swapLink(link, benign, secret)
+			d.testingOnlyAdmitted = func() {
+				if err := swap(); err != nil {
+					t.Error(err)
+				}
+			}
+			payload := `{"hook_event_name":"PostToolUse","session_id":"r1","turn_id":"t1","cwd":` + strconv.Quote(proj) + `,"tool_name":"Bash","tool_use_id":"call_1","tool_input":{"command":"ls"},"tool_response":"ok","transcript_path":` + strconv.Quote(link) + `}`
+			if code, out, errs := hookCall(t, d, hookclient.RouteLedger, tc.peer, payload, "--runtime", "codex"); code != 0 {
+				t.Fatalf("ledger: exit %d\nstdout %s\nstderr %s", code, out, errs)
+			}
+			l, err := ledger.Open(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries, err := l.ReadVerified("r1")
+			if err != nil || len(entries) != 1 {
+				t.Fatalf("entries %d, %v", len(entries), err)
+			}
+			var body struct {
+				ExitCode    *int `json:"exit_code"`
+				ExitUnknown bool `json:"exit_unknown"`
+			}
+			if err := json.Unmarshal(entries[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if leaked := body.ExitCode != nil && *body.ExitCode == 7; leaked != tc.leaked || body.ExitUnknown == tc.leaked {
+				t.Fatalf("body %s: exit status from the secret rollout %v, want %v", entries[0].Body, leaked, tc.leaked)
 			}
 		})
 	}
