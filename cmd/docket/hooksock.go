@@ -322,6 +322,13 @@ func callerMayRead(f *os.File, path string, uid uint32) error {
 	case !ok:
 		return refuse(fmt.Sprintf("it is %s, in a directory the caller may not search", real))
 	}
+	// The walk went by name: the name must still be the open file, so a
+	// directory on it replaced after the kernel named it is caught
+	// (unless put back in between, which takes a directory the caller
+	// may rename holding one it may not search: not a sealed layout).
+	if now, err := os.Stat(real); err != nil || !os.SameFile(now, st) {
+		return refuse(fmt.Sprintf("%s moved while it was checked", real))
+	}
 	return nil
 }
 
