@@ -40,6 +40,18 @@ type Gate struct {
 	// LexiconVersion and BindingVersion go into gate_decision entries.
 	LexiconVersion string
 	BindingVersion string
+	// Open opens the files the payload names (transcript_path,
+	// agent_transcript_path); nil is os.Open. The sealed-mode daemon's
+	// refuses a file its caller could not read itself.
+	Open func(path string) (*os.File, error)
+}
+
+// open opens a file the payload names with g.Open.
+func (g *Gate) open(path string) (*os.File, error) {
+	if g.Open != nil {
+		return g.Open(path)
+	}
+	return os.Open(path)
 }
 
 // Outcome is what the gate decided, for callers and tests.
@@ -287,7 +299,7 @@ func (g *Gate) message(ev *hooks.Event) (m turnMessage, anomaly string) {
 		}
 		// The final message is known: the transcript is read only as far
 		// as a turn is (MaxTurnBytes), never to its start.
-		t, err := readTurnFile(path, chain, MaxTurnBytes)
+		t, err := readTurnFile(g.open, path, chain, MaxTurnBytes)
 		if err != nil || len(t.Messages) == 0 {
 			return m, "" // no transcript: the final message alone
 		}
@@ -301,7 +313,7 @@ func (g *Gate) message(ev *hooks.Event) (m turnMessage, anomaly string) {
 	if path == "" {
 		return m, "the payload has neither last_assistant_message nor a transcript path"
 	}
-	t, err := ReadTurn(path, chain)
+	t, err := readTurnFile(g.open, path, chain, MaxScanBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return m, fmt.Sprintf("transcript %s does not exist", path)

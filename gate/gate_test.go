@@ -477,6 +477,45 @@ func TestGateTranscriptSource(t *testing.T) {
 	}
 }
 
+// Every file the payload names is opened through Gate.Open (the sealed
+// daemon's opener refuses one its caller could not read): a refusal is
+// the gate's anomaly, never a read with the gate's own rights.
+func TestGateOpensThroughOpen(t *testing.T) {
+	p := writeTranscript(t, `{"type":"assistant","isSidechain":false,"message":{"id":"m1","content":[{"type":"text","text":"SECRET: all done."}]}}`)
+	refused := errors.New("refused by the opener")
+	tests := []struct {
+		name    string
+		ev      *hooks.Event
+		want    Outcome
+		anomaly string
+	}{
+		{"stop", &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, SessionID: "s1", TranscriptPath: p}, Block, "refused by the opener"},
+		{"subagent", &hooks.Event{Runtime: hooks.Claude, Name: hooks.SubagentStop, SessionID: "s1", AgentTranscriptPath: p, TranscriptPath: "/nonexistent"}, Block, "refused by the opener"},
+		{"turn behind a stdin message", &hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, SessionID: "s1", TranscriptPath: p,
+			LastAssistantMessage: "Notes only.", HasLastAssistantMessage: true}, Allow, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := testGate(t, &memLedger{})
+			var opened []string
+			g.Open = func(path string) (*os.File, error) {
+				opened = append(opened, path)
+				return nil, refused
+			}
+			r := g.Stop(tt.ev)
+			if len(opened) != 1 || opened[0] != p {
+				t.Fatalf("opened %q, want [%s]", opened, p)
+			}
+			if r.Outcome != tt.want || !strings.Contains(r.Anomaly, tt.anomaly) || (tt.anomaly == "") != (r.Anomaly == "") {
+				t.Fatalf("outcome %s anomaly %q, want %s %q", r.Outcome, r.Anomaly, tt.want, tt.anomaly)
+			}
+			if strings.Contains(r.Answer.Reason, "SECRET") {
+				t.Fatalf("the transcript reached the answer: %s", r.Answer.Reason)
+			}
+		})
+	}
+}
+
 func TestAnomalyReleasedAtCap(t *testing.T) {
 	m := &memLedger{}
 	g := testGate(t, m)

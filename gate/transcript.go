@@ -62,7 +62,7 @@ const (
 // The file is read backwards in bounded chunks and never whole. A
 // transcript with no such message yields an empty Text and no error.
 func ReadLastAssistant(path string, chain Chain) (*TranscriptMessage, error) {
-	f, size, err := openTranscript(path)
+	f, size, err := openTranscript(os.Open, path)
 	if err != nil {
 		return nil, err
 	}
@@ -154,13 +154,14 @@ func (t *Turn) Texts() []string {
 // transcripts and Codex rollouts (event_msg agent_message, user_message)
 // are understood.
 func ReadTurn(path string, chain Chain) (*Turn, error) {
-	return readTurnFile(path, chain, MaxScanBytes)
+	return readTurnFile(os.Open, path, chain, MaxScanBytes)
 }
 
-// readTurnFile is ReadTurn giving up (ErrScanLimit) when no assistant
-// text is found in the last maxScan bytes.
-func readTurnFile(path string, chain Chain, maxScan int64) (*Turn, error) {
-	f, size, err := openTranscript(path)
+// readTurnFile is ReadTurn opening the file with open and giving up
+// (ErrScanLimit) when no assistant text is found in the last maxScan
+// bytes.
+func readTurnFile(open func(string) (*os.File, error), path string, chain Chain, maxScan int64) (*Turn, error) {
+	f, size, err := openTranscript(open, path)
 	if err != nil {
 		return nil, err
 	}
@@ -168,10 +169,10 @@ func readTurnFile(path string, chain Chain, maxScan int64) (*Turn, error) {
 	return readTurn(f, size, chain, maxScan, MaxTurnBytes)
 }
 
-// openTranscript opens a transcript, which must be a regular file, and
-// returns its size.
-func openTranscript(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+// openTranscript opens a transcript with open, which must yield a
+// regular file, and returns its size.
+func openTranscript(open func(string) (*os.File, error), path string) (*os.File, int64, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open transcript: %w", err)
 	}

@@ -29,10 +29,20 @@ const MaxRolloutRead = 4 << 20
 // it was when the file or the call is not there. It reports whether it
 // found the status.
 func ResolveExit(e *Event) bool {
+	return ResolveExitWith(e, nil)
+}
+
+// ResolveExitWith is ResolveExit opening the rollout file with open (nil
+// is os.Open): the sealed-mode daemon's opener refuses a file its caller
+// could not read itself.
+func ResolveExitWith(e *Event, open func(path string) (*os.File, error)) bool {
 	if e == nil || !e.ExitUnknown || e.Runtime != Codex || e.TranscriptPath == "" || e.ToolUseID == "" {
 		return false
 	}
-	code, ok := codexRolloutExit(e.TranscriptPath, e.ToolUseID)
+	if open == nil {
+		open = os.Open
+	}
+	code, ok := codexRolloutExit(open, e.TranscriptPath, e.ToolUseID)
 	if !ok {
 		return false
 	}
@@ -45,9 +55,9 @@ func ResolveExit(e *Event) bool {
 }
 
 // codexRolloutExit finds the exit code of call id in a rollout file,
-// newest record first.
-func codexRolloutExit(path, id string) (int, bool) {
-	f, err := os.Open(path)
+// newest record first, opening it with open.
+func codexRolloutExit(open func(string) (*os.File, error), path, id string) (int, bool) {
+	f, err := open(path)
 	if err != nil {
 		return 0, false
 	}

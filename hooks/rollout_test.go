@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,38 @@ func TestResolveExitFromRollout(t *testing.T) {
 	e.TranscriptPath = write("g.jsonl", rolloutLines(rolloutEnd2))
 	if ResolveExit(e) {
 		t.Error("resolved a Gemini event from a Codex rollout")
+	}
+}
+
+// ResolveExitWith opens the rollout with the opener it is given (the
+// sealed daemon's refuses a file its caller could not read); a refusal
+// leaves the status unknown.
+func TestResolveExitWithOpener(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(p, []byte(rolloutLines(rolloutMeta, rolloutCall, rolloutEnd2)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var opened []string
+	for _, tc := range []struct {
+		name  string
+		open  func(string) (*os.File, error)
+		found bool
+	}{
+		{"nil is os.Open", nil, true},
+		{"an opener that allows", func(path string) (*os.File, error) { opened = append(opened, path); return os.Open(path) }, true},
+		{"an opener that refuses", func(path string) (*os.File, error) {
+			opened = append(opened, path)
+			return nil, errors.New("refused")
+		}, false},
+	} {
+		e := decodeCaptured(t, "codex-PostToolUse-Bash-exit2.json")
+		e.TranscriptPath = p
+		if got := ResolveExitWith(e, tc.open); got != tc.found || e.ExitUnknown == tc.found {
+			t.Errorf("%s: found %v unknown %v, want found %v", tc.name, got, e.ExitUnknown, tc.found)
+		}
+	}
+	if len(opened) != 2 || opened[0] != p || opened[1] != p {
+		t.Errorf("opened %q", opened)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -58,6 +59,9 @@ type hookDaemon struct {
 	// witnessMu serialises witness writes, so a checkpoint never
 	// replaces a larger one written concurrently.
 	witnessMu sync.Mutex
+	// testingOnlyAdmitted, when set, runs after a payload was admitted
+	// and before the hook opens what it names (a test swaps a link).
+	testingOnlyAdmitted func()
 }
 
 // policyInputs are the files the gate's and the judge's policy state is
@@ -144,18 +148,19 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 		hookclient.RouteJudge: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
 			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{
-				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder, Admit: admit(peer)})
+				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder, Admit: d.admit(peer)})
 		},
 		hookclient.RouteLedger: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
-			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer, OpenLedger: d.appender, Admit: admit(peer)})
+			return ledgerhook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, ledgerhook.Options{Peer: &peer, OpenLedger: d.appender, Admit: d.admit(peer), Open: callerOpener(peer)})
 		},
 		hookclient.RouteGate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
 			return gatehook.MainWith(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, gatehook.Options{
 				NewGate: func(h home.Home) (*gate.Gate, error) { return d.gate(h, &peer) },
 				Decided: d.publish,
-				Admit:   admit(peer),
+				Admit:   d.admit(peer),
+				Open:    callerOpener(peer),
 			})
 		},
 		hookclient.RouteValidate: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
@@ -175,9 +180,22 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 }
 
 // admit is the hooks' check of a decoded payload for a caller: see
-// callerCanRead.
+// callerCanRead. It refuses early, with a clear reason; what enforces
+// the rule is the opener (callerOpener), which checks the file it opened.
 func admit(peer hookclient.Peer) func(*hooks.Event) error {
 	return func(ev *hooks.Event) error { return callerCanRead(ev, peer) }
+}
+
+// admit is admit with the daemon's test hook.
+func (d *hookDaemon) admit(peer hookclient.Peer) func(*hooks.Event) error {
+	check := admit(peer)
+	return func(ev *hooks.Event) error {
+		err := check(ev)
+		if err == nil && d.testingOnlyAdmitted != nil {
+			d.testingOnlyAdmitted()
+		}
+		return err
+	}
 }
 
 // callerCanRead refuses a payload naming a transcript its caller could
@@ -187,7 +205,8 @@ func admit(peer hookclient.Peer) func(*hooks.Event) error {
 // sees the very paths the hook will open (a key given twice, a runtime
 // spelled another way, change nothing). The test is owner or world
 // permission on the file and every directory above it; a path that does
-// not exist is the hook's business.
+// not exist is the hook's business. The path can change between this
+// check and the hook's open: callerOpener checks again on what it opened.
 func callerCanRead(ev *hooks.Event, peer hookclient.Peer) error {
 	if int(peer.UID) == os.Geteuid() {
 		return nil
@@ -202,24 +221,132 @@ func callerCanRead(ev *hooks.Event, peer hookclient.Peer) error {
 			continue
 		}
 		real, _ = filepath.Abs(real)
-		for dir, file := real, true; ; dir, file = filepath.Dir(dir), false {
-			st, err := os.Stat(dir)
-			if err != nil {
+		st, err := os.Stat(real)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", k, path, err)
+		}
+		ok := permits(st, peer.UID, 0o004)
+		if ok {
+			if ok, err = callerSearches(filepath.Dir(real), peer.UID); err != nil {
 				return fmt.Errorf("%s %s: %w", k, path, err)
 			}
-			need := os.FileMode(0o001) // search
-			if file {
-				need = 0o004
-			}
-			if !permits(st, peer.UID, need) {
-				return fmt.Errorf("%s %s is not readable by the caller (uid %d); the daemon does not read it on its behalf", k, path, peer.UID)
-			}
-			if dir == filepath.Dir(dir) {
-				break
-			}
+		}
+		if !ok {
+			return fmt.Errorf("%s %s is not readable by the caller (uid %d); the daemon does not read it on its behalf", k, path, peer.UID)
 		}
 	}
 	return nil
+}
+
+// callerSearches reports whether uid may search dir and every directory
+// above it, by owner or world permission.
+func callerSearches(dir string, uid uint32) (bool, error) {
+	for {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return false, err
+		}
+		if !permits(st, uid, 0o001) {
+			return false, nil
+		}
+		if dir == filepath.Dir(dir) {
+			return true, nil
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// errCallerCannotRead is the opener's refusal of a file the caller
+// could not read itself.
+var errCallerCannotRead = errors.New("is not readable by the caller")
+
+// callerOpener is the hooks' opener for the files a payload names
+// (gate.Gate.Open, hooks.ResolveExitWith) when the daemon runs them for
+// peer. For the daemon's own uid it is os.Open. For another it checks
+// the file it opened, not the path (which the caller may swap between a
+// check and an open, a symlink or a directory it owns): the path is
+// opened read-only and non-blocking (a FIFO must not hold the daemon),
+// and the open file must be a regular file the caller may read (owner
+// or world permission) whose place in the file system, as the kernel
+// names it, lies under directories the caller may search. Anything else
+// is refused and the file closed.
+func callerOpener(peer hookclient.Peer) func(path string) (*os.File, error) {
+	if int(peer.UID) == os.Geteuid() {
+		return os.Open
+	}
+	return func(path string) (*os.File, error) { return openAsCaller(path, peer.UID) }
+}
+
+// openAsCaller opens path for uid as callerOpener describes.
+func openAsCaller(path string, uid uint32) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|callerOpenFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := callerMayRead(f, path, uid); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// callerMayRead checks that uid could read the open file f (opened as
+// path) itself: a regular file it may read, linked in the file system
+// under directories it may search.
+func callerMayRead(f *os.File, path string, uid uint32) error {
+	refuse := func(why string) error {
+		return fmt.Errorf("%s %w (uid %d): %s; the daemon does not read it on its behalf", path, errCallerCannotRead, uid, why)
+	}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return fmt.Errorf("stat %s: %w", path, err)
+	case !st.Mode().IsRegular():
+		return refuse(fmt.Sprintf("not a regular file (%v)", st.Mode().Type()))
+	case !permits(st, uid, 0o004):
+		return refuse(fmt.Sprintf("mode %v, owner uid %s", st.Mode().Perm(), ownerOf(st)))
+	}
+	// The kernel's name for the open file: its real place, whatever
+	// links and directories the path went through.
+	real, err := fdPath(f)
+	switch {
+	case err != nil:
+		return refuse("its location cannot be read: " + err.Error())
+	case strings.HasSuffix(real, " (deleted)") || !filepath.IsAbs(real):
+		return refuse(fmt.Sprintf("it is not linked in the file system (%q)", real))
+	}
+	ok, err := callerSearches(filepath.Dir(real), uid)
+	switch {
+	case err != nil:
+		return refuse(fmt.Sprintf("a directory above %s: %v", real, err))
+	case !ok:
+		return refuse(fmt.Sprintf("it is %s, in a directory the caller may not search", real))
+	}
+	// The walk went by name: the name must still be the open file, so a
+	// directory on it replaced after the kernel named it is caught
+	// (unless put back in between, which takes a directory the caller
+	// may rename holding one it may not search: not a sealed layout).
+	if now, err := os.Stat(real); err != nil || !os.SameFile(now, st) {
+		return refuse(fmt.Sprintf("%s moved while it was checked", real))
+	}
+	return nil
+}
+
+// fdPath is the kernel's name for f's file (Linux: /proc/self/fd/N;
+// elsewhere an error).
+func fdPath(f *os.File) (string, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var real string
+	cerr := rc.Control(func(fd uintptr) {
+		real, err = os.Readlink("/proc/self/fd/" + strconv.FormatUint(uint64(fd), 10))
+	})
+	if cerr != nil {
+		return "", cerr
+	}
+	return real, err
 }
 
 // listenSocket listens on the Unix socket path, replacing a stale socket

@@ -3,14 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/server"
 )
 
@@ -119,5 +124,334 @@ func TestDaemonHooksAdmitOnlyReadableTranscripts(t *testing.T) {
 				t.Errorf("%s %q, transcripts %s then %s: refused %v, want %v\nstdout %s\nstderr %s", tc.route, tc.args, filepath.Base(pair[0]), filepath.Base(pair[1]), refused, wantRefused, out, errs)
 			}
 		}
+	}
+}
+
+// openFixture is a world-searchable directory holding what the opener
+// tests need: a world-readable transcript, a secret only its owner may
+// read, a private directory with a world-readable file inside, links to
+// each, a FIFO and a directory.
+type openFixture struct {
+	dir, open, secret, private, inPrivate, fifo string
+}
+
+func newOpenFixture(t *testing.T) openFixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := openFixture{
+		dir:       dir,
+		open:      filepath.Join(dir, "open.jsonl"),
+		secret:    filepath.Join(dir, "secret.jsonl"),
+		private:   filepath.Join(dir, "private"),
+		inPrivate: filepath.Join(dir, "private", "t.jsonl"),
+		fifo:      filepath.Join(dir, "fifo"),
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Chmod(filepath.Dir(dir), 0o755)) // t.TempDir makes its parent 0700
+	must(os.Chmod(dir, 0o755))
+	must(os.WriteFile(f.open, []byte("benign\n"), 0o644))
+	must(os.WriteFile(f.secret, []byte("SECRET\n"), 0o600))
+	must(os.Mkdir(f.private, 0o700))
+	must(os.WriteFile(f.inPrivate, []byte("SECRET\n"), 0o644))
+	must(syscall.Mkfifo(f.fifo, 0o666))
+	must(os.Chmod(f.fifo, 0o666))
+	must(os.Symlink(f.secret, filepath.Join(dir, "to-secret")))
+	must(os.Symlink(f.open, filepath.Join(dir, "to-open")))
+	must(os.Symlink(f.private, filepath.Join(dir, "to-private")))
+	return f
+}
+
+// openWithin runs open(path) and fails the test if it does not return
+// within a few seconds (a FIFO opened for reading waits for a writer).
+func openWithin(t *testing.T, open func(string) (*os.File, error), path string) (*os.File, error) {
+	t.Helper()
+	type res struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		f, err := open(path)
+		ch <- res{f, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.f, r.err
+	case <-time.After(5 * time.Second):
+		// unblock the open so the goroutine ends
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatalf("open %s did not return within 5s", path)
+		return nil, nil
+	}
+}
+
+// The daemon's opener for a caller of another uid checks the file it
+// opened: a regular file the caller may read, under directories it may
+// search, whatever links the path went through.
+func TestCallerOpener(t *testing.T) {
+	fx := newOpenFixture(t)
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}
+	self := hookclient.Peer{UID: uint32(os.Geteuid())}
+	tests := []struct {
+		name string
+		path string
+		peer hookclient.Peer
+		ok   bool
+	}{
+		{"world-readable", fx.open, other, true},
+		{"link to world-readable", filepath.Join(fx.dir, "to-open"), other, true},
+		{"owner only", fx.secret, other, false},
+		{"link to owner only", filepath.Join(fx.dir, "to-secret"), other, false},
+		{"readable file in a private dir", fx.inPrivate, other, false},
+		{"readable file through a link to a private dir", filepath.Join(fx.dir, "to-private", "t.jsonl"), other, false},
+		{"fifo", fx.fifo, other, false},
+		{"directory", fx.dir, other, false},
+		{"character device", os.DevNull, other, false},
+		{"missing", filepath.Join(fx.dir, "nope"), other, false},
+		{"the daemon's own user", fx.secret, self, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := openWithin(t, callerOpener(tt.peer), tt.path)
+			if (err == nil) != tt.ok {
+				t.Fatalf("open %s as uid %d: %v, want ok=%v", tt.path, tt.peer.UID, err, tt.ok)
+			}
+			if err != nil {
+				if _, statErr := os.Stat(tt.path); statErr == nil && !strings.Contains(err.Error(), "not readable by the caller (uid "+strconv.Itoa(int(tt.peer.UID))+")") {
+					t.Errorf("refusal does not name the caller: %v", err)
+				}
+				return
+			}
+			defer f.Close()
+			if b, err := io.ReadAll(f); err != nil || len(b) == 0 {
+				t.Errorf("read: %q %v", b, err)
+			}
+		})
+	}
+}
+
+// A file the caller owns is its own even when no one else may read it.
+func TestCallerOpenerOwnFile(t *testing.T) {
+	fx := newOpenFixture(t)
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}
+	own := filepath.Join(fx.dir, "own.jsonl")
+	if err := os.WriteFile(own, []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(own, int(other.UID), -1); err != nil {
+		t.Skipf("cannot give a file to another uid: %v", err)
+	}
+	f, err := callerOpener(other)(own)
+	if err != nil {
+		t.Fatalf("own 0600 file refused: %v", err)
+	}
+	f.Close()
+}
+
+// A file opened, then unlinked, has no place in the file system the
+// caller could reach it by: refused.
+func TestCallerMayReadDeleted(t *testing.T) {
+	fx := newOpenFixture(t)
+	f, err := os.Open(fx.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	other := uint32(os.Geteuid()) + 4242
+	if err := callerMayRead(f, fx.open, other); err != nil {
+		t.Fatalf("linked: %v", err)
+	}
+	if err := os.Remove(fx.open); err != nil {
+		t.Fatal(err)
+	}
+	if err := callerMayRead(f, fx.open, other); err == nil || !strings.Contains(err.Error(), "not linked") {
+		t.Fatalf("deleted: %v, want a refusal", err)
+	}
+}
+
+// The time-of-check/time-of-use hole: Admit checks a path, the hook opens
+// it later. A caller passes the check with a link to its own readable
+// file, then points the link (or a directory on the path) at a file only
+// the daemon may read. The opener refuses what it opened. Replacing
+// callerOpener(other) by os.Open here makes the test fail: it reads
+// "SECRET".
+func TestCallerOpenerRefusesSwap(t *testing.T) {
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}
+	for _, tc := range []struct {
+		name string
+		swap func(fx openFixture) (path string, swap func() error)
+	}{
+		{"link to a secret", func(fx openFixture) (string, func() error) {
+			link := filepath.Join(fx.dir, "t.jsonl")
+			return link, swapLink(link, fx.open, fx.secret)
+		}},
+		{"directory to a private one", func(fx openFixture) (string, func() error) {
+			// the caller's own directory holds a world-readable t.jsonl;
+			// it becomes a link to the daemon's private directory, whose
+			// t.jsonl is world-readable too
+			dir := filepath.Join(fx.dir, "mine")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				return "", func() error { return err }
+			}
+			if err := os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte("benign\n"), 0o644); err != nil {
+				return "", func() error { return err }
+			}
+			return filepath.Join(dir, "t.jsonl"), func() error {
+				if err := os.Rename(dir, dir+".old"); err != nil {
+					return err
+				}
+				return os.Symlink(fx.private, dir)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newOpenFixture(t)
+			path, swap := tc.swap(fx)
+			if err := callerCanRead(&hooks.Event{TranscriptPath: path}, other); err != nil {
+				t.Fatalf("admit before the swap: %v", err)
+			}
+			if err := swap(); err != nil {
+				t.Fatal(err)
+			}
+			f, err := callerOpener(other)(path)
+			if err == nil {
+				b, _ := io.ReadAll(f)
+				f.Close()
+				t.Fatalf("the opener read %q after the swap", b)
+			}
+			if !strings.Contains(err.Error(), "not readable by the caller") {
+				t.Fatalf("refusal %v", err)
+			}
+		})
+	}
+}
+
+// swapLink makes link point at from and returns the swap that points it
+// at to, atomically (a rename over the link).
+func swapLink(link, from, to string) func() error {
+	if err := os.Symlink(from, link); err != nil {
+		return func() error { return err }
+	}
+	return func() error {
+		if err := os.Symlink(to, link+".new"); err != nil {
+			return err
+		}
+		return os.Rename(link+".new", link)
+	}
+}
+
+// End to end through the daemon's gate: a Stop payload whose transcript
+// is a link to the caller's readable transcript when the daemon checks
+// it, and to a transcript only the daemon may read when the gate opens
+// it. The gate blocks, and nothing of the secret transcript reaches its
+// answer. Run as the daemon's own uid (the control) the same swap lets
+// the gate read the secret, so the test can tell.
+func TestDaemonGateRefusesSwappedTranscript(t *testing.T) {
+	const secretText = "SECRET-7f3a9: the tests pass."
+	line := func(text string) string {
+		return `{"type":"assistant","isSidechain":false,"message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":` + strconv.Quote(text) + `}]}}` + "\n"
+	}
+	for _, tc := range []struct {
+		name   string
+		peer   hookclient.Peer
+		leaked bool
+	}{
+		{"another uid", hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}, false},
+		{"the daemon's uid (control)", hookclient.Peer{UID: uint32(os.Geteuid())}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, d, proj := daemonEnv(t)
+			fx := newOpenFixture(t)
+			benign, secret := filepath.Join(fx.dir, "benign.jsonl"), filepath.Join(fx.private, "secret.jsonl")
+			if err := os.WriteFile(benign, []byte(line("Nothing to report.")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(secret, []byte(line(secretText)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(fx.dir, "transcript.jsonl")
+			swap := swapLink(link, benign, secret)
+			swapped := false
+			d.testingOnlyAdmitted = func() {
+				if err := swap(); err != nil {
+					t.Error(err)
+				}
+				swapped = true
+			}
+			payload := `{"hook_event_name":"Stop","session_id":"s1","cwd":` + strconv.Quote(proj) + `,"stop_hook_active":false,"transcript_path":` + strconv.Quote(link) + `}`
+			code, out, errs := hookCall(t, d, hookclient.RouteGate, tc.peer, payload)
+			if code != 0 || !swapped {
+				t.Fatalf("gate: exit %d, swapped %v\nstdout %s\nstderr %s", code, swapped, out, errs)
+			}
+			if leaked := strings.Contains(out+errs, "SECRET-7f3a9"); leaked != tc.leaked {
+				t.Fatalf("secret in the answer: %v, want %v\nstdout %s\nstderr %s", leaked, tc.leaked, out, errs)
+			}
+			if !tc.leaked && (!strings.Contains(out, `"block"`) || !strings.Contains(out, "not readable by the caller")) {
+				t.Fatalf("want a block naming the refusal\nstdout %s\nstderr %s", out, errs)
+			}
+		})
+	}
+}
+
+// The same swap through the daemon's ledger hook: a Codex rollout link
+// that points at the caller's rollout when checked and at one only the
+// daemon may read when opened. The secret rollout's exit status does not
+// reach the entry (the control, as the daemon's uid, shows it would).
+func TestDaemonLedgerRefusesSwappedRollout(t *testing.T) {
+	const end = `{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","exit_code":7}}` + "\n"
+	for _, tc := range []struct {
+		name   string
+		peer   hookclient.Peer
+		leaked bool
+	}{
+		{"another uid", hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}, false},
+		{"the daemon's uid (control)", hookclient.Peer{UID: uint32(os.Geteuid())}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, d, proj := daemonEnv(t)
+			fx := newOpenFixture(t)
+			benign, secret := filepath.Join(fx.dir, "benign.jsonl"), filepath.Join(fx.private, "rollout.jsonl")
+			if err := os.WriteFile(benign, []byte("{}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(secret, []byte(end), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(fx.dir, "rollout.jsonl")
+			swap := swapLink(link, benign, secret)
+			d.testingOnlyAdmitted = func() {
+				if err := swap(); err != nil {
+					t.Error(err)
+				}
+			}
+			payload := `{"hook_event_name":"PostToolUse","session_id":"r1","turn_id":"t1","cwd":` + strconv.Quote(proj) + `,"tool_name":"Bash","tool_use_id":"call_1","tool_input":{"command":"ls"},"tool_response":"ok","transcript_path":` + strconv.Quote(link) + `}`
+			if code, out, errs := hookCall(t, d, hookclient.RouteLedger, tc.peer, payload, "--runtime", "codex"); code != 0 {
+				t.Fatalf("ledger: exit %d\nstdout %s\nstderr %s", code, out, errs)
+			}
+			l, err := ledger.Open(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries, err := l.ReadVerified("r1")
+			if err != nil || len(entries) != 1 {
+				t.Fatalf("entries %d, %v", len(entries), err)
+			}
+			var body struct {
+				ExitCode    *int `json:"exit_code"`
+				ExitUnknown bool `json:"exit_unknown"`
+			}
+			if err := json.Unmarshal(entries[0].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if leaked := body.ExitCode != nil && *body.ExitCode == 7; leaked != tc.leaked || body.ExitUnknown == tc.leaked {
+				t.Fatalf("body %s: exit status from the secret rollout %v, want %v", entries[0].Body, leaked, tc.leaked)
+			}
+		})
 	}
 }

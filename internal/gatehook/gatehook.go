@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"time"
 
@@ -66,6 +67,10 @@ type Options struct {
 	// anything it names (the daemon: a transcript the caller could not
 	// read); an error blocks, unchecked.
 	Admit func(*hooks.Event) error
+	// Open, when set, is the gate's opener for the files the payload
+	// names (gate.Gate.Open; the daemon: it refuses a file the caller
+	// could not read, checked on the file it opened).
+	Open func(path string) (*os.File, error)
 }
 
 // MainWith is Main with options.
@@ -184,6 +189,11 @@ func decide(stdin io.Reader, rt hooks.Runtime, o Options) (hooks.Answer, hooks.R
 	g, err := newGate(h)
 	if err != nil {
 		return BlockAnswer(ev.Name, "docket-gate: "+err.Error()+". A human must fix the policy file under $DOCKET_HOME/policies (or remove it to use the default)."), ev.Runtime, err
+	}
+	if o.Open != nil {
+		gg := *g // this call's own copy: NewGate may hand out a shared one
+		gg.Open = o.Open
+		g = &gg
 	}
 	res := g.Stop(ev)
 	if o.Decided != nil {

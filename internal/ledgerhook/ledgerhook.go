@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -56,6 +57,10 @@ type Options struct {
 	// anything it names (the daemon: a transcript the caller could not
 	// read); an error fails the call.
 	Admit func(*hooks.Event) error
+	// Open, when set, opens the files the payload names (a Codex
+	// rollout) instead of os.Open (the daemon: it refuses a file the
+	// caller could not read, checked on the file it opened).
+	Open func(path string) (*os.File, error)
 }
 
 // Appender appends one entry and holds the keys that sign it (for the
@@ -115,7 +120,7 @@ func Run(_ context.Context, args []string, stdin io.Reader, _, stderr io.Writer,
 		return fmt.Errorf("event %q is not a tool result: wire docket-ledger to PostToolUse and PostToolUseFailure (and UserPromptSubmit)", ev.RawName)
 	}
 	// A Codex shell result carries no exit status; its rollout does.
-	hooks.ResolveExit(ev)
+	hooks.ResolveExitWith(ev, o.Open)
 	if !home.ValidSessionID(ev.SessionID) {
 		return promptErr(ev, fmt.Errorf("session_id %q cannot name a ledger", ev.SessionID))
 	}
