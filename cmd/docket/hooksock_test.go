@@ -346,6 +346,44 @@ func swapLink(link, from, to string) func() error {
 	}
 }
 
+// swapCallers are the callers of the swap tests: another uid, which must
+// not get at the secret, and the daemon's own (the control), which does,
+// so each test can tell.
+var swapCallers = []struct {
+	name   string
+	peer   hookclient.Peer
+	leaked bool
+}{
+	{"another uid", hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}, false},
+	{"the daemon's uid (control)", hookclient.Peer{UID: uint32(os.Geteuid())}, true},
+}
+
+// swapOnAdmit writes benign (world-readable) and secret (0600, in a
+// directory only the daemon may search) files, links name to benign,
+// and makes d swap the link to secret right after it admits a payload.
+// It returns the link and whether the swap ran.
+func swapOnAdmit(t *testing.T, d *hookDaemon, name, benignBody, secretBody string) (link string, swapped *bool) {
+	t.Helper()
+	fx := newOpenFixture(t)
+	benign, secret := filepath.Join(fx.dir, "benign.jsonl"), filepath.Join(fx.private, "secret.jsonl")
+	if err := os.WriteFile(benign, []byte(benignBody), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte(secretBody), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link = filepath.Join(fx.dir, name)
+	swap := swapLink(link, benign, secret)
+	swapped = new(bool)
+	d.testingOnlyAdmitted = func() {
+		if err := swap(); err != nil {
+			t.Error(err)
+		}
+		*swapped = true
+	}
+	return link, swapped
+}
+
 // End to end through the daemon's gate: a Stop payload whose transcript
 // is a link to the caller's readable transcript when the daemon checks
 // it, and to a transcript only the daemon may read when the gate opens
@@ -357,37 +395,14 @@ func TestDaemonGateRefusesSwappedTranscript(t *testing.T) {
 	line := func(text string) string {
 		return `{"type":"assistant","isSidechain":false,"message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":` + strconv.Quote(text) + `}]}}` + "\n"
 	}
-	for _, tc := range []struct {
-		name   string
-		peer   hookclient.Peer
-		leaked bool
-	}{
-		{"another uid", hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}, false},
-		{"the daemon's uid (control)", hookclient.Peer{UID: uint32(os.Geteuid())}, true},
-	} {
+	for _, tc := range swapCallers {
 		t.Run(tc.name, func(t *testing.T) {
 			_, d, proj := daemonEnv(t)
-			fx := newOpenFixture(t)
-			benign, secret := filepath.Join(fx.dir, "benign.jsonl"), filepath.Join(fx.private, "secret.jsonl")
-			if err := os.WriteFile(benign, []byte(line("Nothing to report.")), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(secret, []byte(line(secretText)), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			link := filepath.Join(fx.dir, "transcript.jsonl")
-			swap := swapLink(link, benign, secret)
-			swapped := false
-			d.testingOnlyAdmitted = func() {
-				if err := swap(); err != nil {
-					t.Error(err)
-				}
-				swapped = true
-			}
+			link, swapped := swapOnAdmit(t, d, "transcript.jsonl", line("Nothing to report."), line(secretText))
 			payload := `{"hook_event_name":"Stop","session_id":"s1","cwd":` + strconv.Quote(proj) + `,"stop_hook_active":false,"transcript_path":` + strconv.Quote(link) + `}`
 			code, out, errs := hookCall(t, d, hookclient.RouteGate, tc.peer, payload)
-			if code != 0 || !swapped {
-				t.Fatalf("gate: exit %d, swapped %v\nstdout %s\nstderr %s", code, swapped, out, errs)
+			if code != 0 || !*swapped {
+				t.Fatalf("gate: exit %d, swapped %v\nstdout %s\nstderr %s", code, *swapped, out, errs)
 			}
 			if leaked := strings.Contains(out+errs, "SECRET-7f3a9"); leaked != tc.leaked {
 				t.Fatalf("secret in the answer: %v, want %v\nstdout %s\nstderr %s", leaked, tc.leaked, out, errs)
@@ -405,34 +420,13 @@ func TestDaemonGateRefusesSwappedTranscript(t *testing.T) {
 // reach the entry (the control, as the daemon's uid, shows it would).
 func TestDaemonLedgerRefusesSwappedRollout(t *testing.T) {
 	const end = `{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","exit_code":7}}` + "\n"
-	for _, tc := range []struct {
-		name   string
-		peer   hookclient.Peer
-		leaked bool
-	}{
-		{"another uid", hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}, false},
-		{"the daemon's uid (control)", hookclient.Peer{UID: uint32(os.Geteuid())}, true},
-	} {
+	for _, tc := range swapCallers {
 		t.Run(tc.name, func(t *testing.T) {
 			h, d, proj := daemonEnv(t)
-			fx := newOpenFixture(t)
-			benign, secret := filepath.Join(fx.dir, "benign.jsonl"), filepath.Join(fx.private, "rollout.jsonl")
-			if err := os.WriteFile(benign, []byte("{}\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(secret, []byte(end), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			link := filepath.Join(fx.dir, "rollout.jsonl")
-			swap := swapLink(link, benign, secret)
-			d.testingOnlyAdmitted = func() {
-				if err := swap(); err != nil {
-					t.Error(err)
-				}
-			}
+			link, swapped := swapOnAdmit(t, d, "rollout.jsonl", "{}\n", end)
 			payload := `{"hook_event_name":"PostToolUse","session_id":"r1","turn_id":"t1","cwd":` + strconv.Quote(proj) + `,"tool_name":"Bash","tool_use_id":"call_1","tool_input":{"command":"ls"},"tool_response":"ok","transcript_path":` + strconv.Quote(link) + `}`
-			if code, out, errs := hookCall(t, d, hookclient.RouteLedger, tc.peer, payload, "--runtime", "codex"); code != 0 {
-				t.Fatalf("ledger: exit %d\nstdout %s\nstderr %s", code, out, errs)
+			if code, out, errs := hookCall(t, d, hookclient.RouteLedger, tc.peer, payload, "--runtime", "codex"); code != 0 || !*swapped {
+				t.Fatalf("ledger: exit %d, swapped %v\nstdout %s\nstderr %s", code, *swapped, out, errs)
 			}
 			l, err := ledger.Open(h)
 			if err != nil {
