@@ -69,10 +69,11 @@ type Token struct {
 	CreatedAt time.Time `json:"created_at"`
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
 	// Workspaces binds the token to these workspaces (store.Scope's
-	// workspace_id, compared byte for byte): nil, as in a token file
-	// written before bindings existed, binds it to none, and it may name
-	// any workspace. A list, even an empty one, is kept as written
-	// (omitzero), so that a rewrite of the file never unbinds a token.
+	// workspace_id, compared byte for byte). nil, as in a token file
+	// written before bindings existed, leaves it unbound: it may name any
+	// workspace. A list, even an empty one (which allows none), is kept
+	// as written (omitzero), so that a rewrite of the file never unbinds
+	// a token.
 	Workspaces []string `json:"workspaces,omitzero"`
 }
 
