@@ -322,8 +322,13 @@ type OpenClawWiring struct {
 	ServerURL   string
 	Token       string // inline, or read from TokenFile
 	TokenFile   string
-	AllowListed bool // no plugins.allow, or it names docket
+	Workspace   string // config.workspace, else the plugin's default (openclaw)
+	AllowListed bool   // no plugins.allow, or it names docket
 }
+
+// OpenClawDefaultWorkspace is the workspace_id the plugin sends when its
+// config names none (adapters/openclaw/index.js).
+const OpenClawDefaultWorkspace = "openclaw"
 
 // ReadOpenClawWiring reads docket's wiring from OpenClaw's config at path.
 func ReadOpenClawWiring(path string) (OpenClawWiring, error) {
@@ -368,7 +373,11 @@ func ReadOpenClawWiring(path string) (OpenClawWiring, error) {
 	if h := objPath(e, "hooks"); h != nil {
 		w.Access = getBool(h, "allowConversationAccess")
 	}
+	w.Workspace = OpenClawDefaultWorkspace
 	if c := objPath(e, "config"); c != nil {
+		if ws, _ := getString(c, "workspace"); ws != "" {
+			w.Workspace = ws
+		}
 		w.ServerURL, _ = getString(c, "serverUrl")
 		w.Token, _ = getString(c, "token")
 		if f, _ := getString(c, "tokenFile"); f != "" && w.Token == "" {
@@ -425,6 +434,9 @@ func checkOpenClaw(env *Env) []Result {
 		out = append(out, fail("the plugin's token is not a live token of this state root ("+err.Error()+"): every tool call is blocked", fix+" --token NEW (docket token create --role runtime)"))
 	} else if !p.Role.Allows(server.RoleRuntime) {
 		out = append(out, fail("the plugin's token has role "+string(p.Role), fix))
+	} else if !p.MayUseWorkspace(w.Workspace) {
+		out = append(out, fail(fmt.Sprintf("the plugin's token is bound to workspaces %q, not the plugin's workspace %q: every tool call is refused", p.Workspaces, w.Workspace),
+			fmt.Sprintf("set the plugin's workspace, or %s --token NEW (docket token create --role runtime --workspace %s)", fix, w.Workspace)))
 	}
 	if w.TokenFile == "" && w.Token != "" {
 		out = append(out, warn("the plugin's token is inline in "+path+", which the agent's tools may read", fix+" (it moves the token to "+OpenClawTokenFile(env.Home)+")"))

@@ -184,6 +184,11 @@ func TestDoctorOpenClaw(t *testing.T) {
 	}
 	_, revoked, _ := toks.Create("old", server.RoleRuntime, time.Now())
 	toks.Revoke("old", time.Now())
+	_, boundHere, err := toks.CreateBound("openclaw-here", server.RoleRuntime, []string{"acme", OpenClawDefaultWorkspace}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, boundElsewhere, _ := toks.CreateBound("openclaw-acme", server.RoleRuntime, []string{"acme", "OpenClaw"}, time.Now())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/healthz" {
 			w.Write([]byte(`{"status":"ok"}`))
@@ -223,6 +228,11 @@ func TestDoctorOpenClaw(t *testing.T) {
 	if s, d := status(); s != OK {
 		t.Fatalf("wired: %s %s", s, d)
 	}
+	WriteOpenClawToken(tokenFile, boundHere)
+	if s, d := status(); s != OK {
+		t.Fatalf("wired with a token bound to the plugin's workspace: %s %s", s, d)
+	}
+	WriteOpenClawToken(tokenFile, live)
 	for _, tt := range []struct {
 		name   string
 		mutate func()
@@ -230,6 +240,7 @@ func TestDoctorOpenClaw(t *testing.T) {
 		detail string
 	}{
 		{"revoked token", func() { WriteOpenClawToken(tokenFile, revoked) }, Fail, "not a live token"},
+		{"token bound to other workspaces", func() { WriteOpenClawToken(tokenFile, boundElsewhere) }, Fail, `not the plugin's workspace "openclaw"`},
 		{"token file gone", func() { os.Remove(tokenFile) }, Fail, "unreadable"},
 		{"token inline in the config", func() {
 			o2 := o

@@ -58,6 +58,10 @@ func callRoutes() *http.ServeMux {
 					st.err = &Error{Status: http.StatusForbidden, Code: CodeForbidden, Message: fmt.Sprintf("%s has role %s; this needs %s", st.who.Name, st.who.Role, rt.role)}
 					return
 				}
+				if err := st.who.routeAllowed(rt, r.URL.Query()); err != nil {
+					st.err = err
+					return
+				}
 				st.code, st.out, st.err = rt.jsonH(s, &request{Request: r, body: st.body, who: st.who})
 			})
 		}

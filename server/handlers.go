@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
 	"github.com/docket/docket/judge/storeadapter"
@@ -43,6 +45,9 @@ func (s *Server) recall(r *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := r.who.useWorkspace(req.Workspace); err != nil {
+		return 0, nil, err
+	}
 	t0 := time.Now()
 	resp, err := s.cfg.Store.Recall(r.Context(), req)
 	s.metrics.recall.Observe(time.Since(t0).Seconds())
@@ -71,6 +76,10 @@ type RejectedMemory struct {
 func (s *Server) writeDecision(r *request) (int, any, error) {
 	d, err := parseDecision(r.body)
 	if err != nil {
+		return 0, nil, err
+	}
+	// before the store is asked anything, the replay of a key included
+	if err := r.who.useWorkspace(d.Workspace); err != nil {
 		return 0, nil, err
 	}
 	d.Creator = r.who.ID
@@ -157,7 +166,7 @@ func noApproval(id string) error { return notFound("no approval %s", id) }
 func (s *Server) getDecision(r *request) (int, any, error) {
 	id := r.PathValue("decision_id")
 	d, err := s.cfg.Store.GetDecision(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !r.who.MayRead(d.Creator) {
+	if errors.Is(err, store.ErrNotFound) || err == nil && (!r.who.MayRead(d.Creator) || !r.who.MayUseWorkspace(d.Workspace)) {
 		return 0, nil, noDecision(id)
 	}
 	if err != nil {
@@ -195,6 +204,11 @@ type EvaluateResponse struct {
 func (s *Server) evaluate(r *request) (int, any, error) {
 	p, input, session, err := parseProposal(r.body)
 	if err != nil {
+		return 0, nil, err
+	}
+	// before the idempotency lookup: a key's existence in another
+	// workspace is not told
+	if err := r.who.useWorkspace(p.WorkspaceID); err != nil {
 		return 0, nil, err
 	}
 	key := judge.EvaluationKey(p.WorkspaceID, p.IdempotencyKey)
@@ -363,7 +377,9 @@ func (s *Server) listApprovals(r *request) (int, any, error) {
 func (s *Server) getApproval(r *request) (int, any, error) {
 	id := r.PathValue("approval_id")
 	a, err := s.cfg.Store.GetApproval(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !r.who.MayRead(a.Creator) {
+	// an approval the judge queued records no workspace: its creator,
+	// whose evaluation was in a workspace of its own, confines it
+	if errors.Is(err, store.ErrNotFound) || err == nil && (!r.who.MayRead(a.Creator) || a.Workspace != "" && !r.who.MayUseWorkspace(a.Workspace)) {
 		return 0, nil, noApproval(id)
 	}
 	if err != nil {
@@ -498,10 +514,12 @@ type TokenInfo struct {
 	Role      Role      `json:"role"`
 	CreatedAt time.Time `json:"created_at"`
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
+	// Workspaces is the token's binding; absent for an unbound token.
+	Workspaces []string `json:"workspaces,omitzero"`
 }
 
 func tokenInfo(t Token) TokenInfo {
-	return TokenInfo{ID: t.ID, Name: t.Name, Role: t.Role, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt}
+	return TokenInfo{ID: t.ID, Name: t.Name, Role: t.Role, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt, Workspaces: t.Workspaces}
 }
 
 func (s *Server) listTokens(r *request) (int, any, error) {
@@ -518,8 +536,9 @@ func (s *Server) listTokens(r *request) (int, any, error) {
 
 func (s *Server) createToken(r *request) (int, any, error) {
 	var b struct {
-		Name string `json:"name"`
-		Role Role   `json:"role"`
+		Name       string   `json:"name"`
+		Role       Role     `json:"role"`
+		Workspaces []string `json:"workspaces,omitempty"`
 	}
 	if err := decode(r.body, &b, "name", "role"); err != nil {
 		return 0, nil, err
@@ -530,7 +549,13 @@ func (s *Server) createToken(r *request) (int, any, error) {
 	if !validName(b.Name) {
 		return 0, nil, badRequest("name", "1-64 characters from [A-Za-z0-9._-]")
 	}
-	t, secret, err := s.cfg.Tokens.Create(b.Name, b.Role, s.cfg.Now())
+	if gjson.GetBytes(r.body, "workspaces").Exists() && b.Workspaces == nil {
+		return 0, nil, badRequest("workspaces", "want an array of workspace ids")
+	}
+	if err := ValidateWorkspaces(b.Role, b.Workspaces); err != nil {
+		return 0, nil, badRequest("workspaces", "%v", err)
+	}
+	t, secret, err := s.cfg.Tokens.CreateBound(b.Name, b.Role, b.Workspaces, s.cfg.Now())
 	if errors.Is(err, ErrTokenName) {
 		return 0, nil, conflict("name", "%v", err)
 	}

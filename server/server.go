@@ -218,6 +218,9 @@ func (s *Server) serve(rt route, w http.ResponseWriter, r *http.Request) int {
 			return fail(&Error{Status: http.StatusForbidden, Code: CodeForbidden,
 				Message: fmt.Sprintf("token %q has role %s; this route needs %s", who.Name, who.Role, rt.role)})
 		}
+		if err := who.routeAllowed(rt, r.URL.Query()); err != nil {
+			return fail(err)
+		}
 	}
 	if rt.rawH != nil {
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofrs/flock"
 
@@ -66,7 +68,17 @@ type Token struct {
 	Hash      string    `json:"sha256"`
 	CreatedAt time.Time `json:"created_at"`
 	RevokedAt time.Time `json:"revoked_at,omitzero"`
+	// Workspaces binds the token to these workspaces (store.Scope's
+	// workspace_id, compared byte for byte). nil, as in a token file
+	// written before bindings existed, leaves it unbound: it may name any
+	// workspace. A list, even an empty one (which allows none), is kept
+	// as written (omitzero), so that a rewrite of the file never unbinds
+	// a token.
+	Workspaces []string `json:"workspaces,omitzero"`
 }
+
+// Bound reports whether the token is bound to a list of workspaces.
+func (t Token) Bound() bool { return t.Workspaces != nil }
 
 // Active reports whether the token still authenticates.
 func (t Token) Active() bool { return t.RevokedAt.IsZero() }
@@ -79,10 +91,25 @@ type tokenFile struct {
 // Principal is who made a request. ID is the token's id, which the store
 // records as the creator of the approvals and decisions the request
 // writes; it is empty for a console login, which is never a runtime.
+//
+// Workspaces is the token's binding (Token.Workspaces): nil for an
+// unbound token and a console login, which may name any workspace.
 type Principal struct {
-	ID   string
-	Name string
-	Role Role
+	ID         string
+	Name       string
+	Role       Role
+	Workspaces []string
+}
+
+// MayUseWorkspace reports whether p may name workspace ws in a request
+// or read a record stored under it: any workspace for an unbound
+// principal, else exactly (byte for byte, as the store compares) one of
+// its workspaces. The empty workspace is never a bound principal's.
+func (p Principal) MayUseWorkspace(ws string) bool {
+	if p.Workspaces == nil {
+		return true
+	}
+	return ws != "" && slices.Contains(p.Workspaces, ws)
 }
 
 // MayRead reports whether p may read an approval or a decision whose
@@ -131,7 +158,12 @@ func (t *Tokens) Authenticate(token string) (Principal, error) {
 	if !ok || subtle.ConstantTimeCompare([]byte(tok.Hash), []byte(h)) != 1 || !tok.Active() {
 		return Principal{}, ErrBadToken
 	}
-	return Principal{ID: tok.ID, Name: tok.Name, Role: tok.Role}, nil
+	p := Principal{ID: tok.ID, Name: tok.Name, Role: tok.Role}
+	if tok.Bound() {
+		// never nil: a bound token stays bound when its list is empty
+		p.Workspaces = append(make([]string, 0, len(tok.Workspaces)), tok.Workspaces...)
+	}
+	return p, nil
 }
 
 // refresh re-reads the file when its size or modification time changed.
@@ -210,14 +242,72 @@ func (t *Tokens) update(fn func(*tokenFile) error) error {
 // token.
 var ErrTokenName = errors.New("token name")
 
+// ErrTokenWorkspace is a workspace binding Create refuses: a malformed
+// workspace id, or a binding for a role other than runtime.
+var ErrTokenWorkspace = errors.New("token workspace")
+
+// MaxTokenWorkspaces bounds the workspaces one token is bound to.
+const MaxTokenWorkspaces = 64
+
+// ValidateWorkspaces checks a binding for a token of role: only a
+// runtime token is bound (a reviewer's routes — the review queue, the
+// ledger's sessions, the event stream — are not partitioned by
+// workspace), to 1 to MaxTokenWorkspaces distinct workspace ids, each
+// 1-256 bytes of valid UTF-8 without surrounding spaces, control
+// characters or commas. Nothing is normalized: the ids are kept, and
+// compared, byte for byte as the store compares them.
+func ValidateWorkspaces(role Role, ws []string) error {
+	if ws == nil {
+		return nil
+	}
+	if role != RoleRuntime {
+		return fmt.Errorf("%w: only runtime tokens are bound to workspaces, not %s tokens", ErrTokenWorkspace, role)
+	}
+	if len(ws) == 0 || len(ws) > MaxTokenWorkspaces {
+		return fmt.Errorf("%w: want 1 to %d workspaces, got %d", ErrTokenWorkspace, MaxTokenWorkspaces, len(ws))
+	}
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if !validWorkspace(w) {
+			return fmt.Errorf("%w %q: 1-256 bytes of UTF-8, no surrounding spaces, control characters or commas", ErrTokenWorkspace, w)
+		}
+		if seen[w] {
+			return fmt.Errorf("%w %q: named twice", ErrTokenWorkspace, w)
+		}
+		seen[w] = true
+	}
+	return nil
+}
+
+func validWorkspace(w string) bool {
+	if w == "" || len(w) > 256 || !utf8.ValidString(w) || strings.TrimSpace(w) != w || strings.Contains(w, ",") {
+		return false
+	}
+	for _, r := range w {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}
+
 // Create makes a token for name with role and returns it with the secret,
 // which exists nowhere else: only its hash is stored.
 func (t *Tokens) Create(name string, role Role, now time.Time) (Token, string, error) {
+	return t.CreateBound(name, role, nil, now)
+}
+
+// CreateBound is Create for a token bound to workspaces
+// (ValidateWorkspaces); nil binds it to none.
+func (t *Tokens) CreateBound(name string, role Role, workspaces []string, now time.Time) (Token, string, error) {
 	if !validName(name) {
 		return Token{}, "", fmt.Errorf("%w %q: 1-64 characters from [A-Za-z0-9._-]", ErrTokenName, name)
 	}
 	if !role.Valid() {
 		return Token{}, "", fmt.Errorf("unknown role %q (runtime, reviewer or admin)", role)
+	}
+	if err := ValidateWorkspaces(role, workspaces); err != nil {
+		return Token{}, "", err
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -228,6 +318,9 @@ func (t *Tokens) Create(name string, role Role, now time.Time) (Token, string, e
 	var id [6]byte
 	rand.Read(id[:])
 	tok := Token{ID: "tok_" + hex.EncodeToString(id[:]), Name: name, Role: role, Hash: hex.EncodeToString(sum[:]), CreatedAt: now.UTC().Truncate(time.Second)}
+	if workspaces != nil {
+		tok.Workspaces = slices.Clone(workspaces)
+	}
 	err := t.update(func(f *tokenFile) error {
 		for _, o := range f.Tokens {
 			if o.Name == name && o.Active() {

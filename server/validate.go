@@ -43,6 +43,18 @@ func enum(field, v string, allowed []string, optional bool) error {
 	return nil
 }
 
+// decodedWorkspace checks the workspace_id a body decoded to, as decode
+// checks the required key: encoding/json also fills the field from a key
+// in another letter case ("WORKSPACE_ID", "workſpace_id"), which decode's
+// required check, by exact key, does not see. A blank workspace would be
+// the judge's "default".
+func decodedWorkspace(ws string) error {
+	if strings.TrimSpace(ws) == "" {
+		return badRequest("workspace_id", "required")
+	}
+	return nil
+}
+
 func schema(got, want string) error {
 	if got != want {
 		return badRequest("schema_version", "unknown schema_version %q; want %s", got, want)
@@ -54,6 +66,9 @@ func schema(got, want string) error {
 func parseRecall(body []byte) (store.RecallRequest, error) {
 	var req store.RecallRequest
 	if err := decode(body, &req, "schema_version", "request_id", "workspace_id", "action_id", "query", "query.summary"); err != nil {
+		return req, err
+	}
+	if err := decodedWorkspace(req.Workspace); err != nil {
 		return req, err
 	}
 	if err := schema(req.SchemaVersion, store.RecallSchema); err != nil {
@@ -81,6 +96,9 @@ func parseRecall(body []byte) (store.RecallRequest, error) {
 func parseDecision(body []byte) (store.Decision, error) {
 	var d store.Decision
 	if err := decode(body, &d, "schema_version", "workspace_id", "action_id", "idempotency_key", "decision", "reasoning_summary", "confidence", "judge", "judge.kind"); err != nil {
+		return d, err
+	}
+	if err := decodedWorkspace(d.Workspace); err != nil {
 		return d, err
 	}
 	if err := schema(d.SchemaVersion, store.DecisionSchema); err != nil {
@@ -140,6 +158,9 @@ func parseProposal(body []byte) (*judge.ActionProposal, json.RawMessage, string,
 		return nil, nil, "", err
 	}
 	p := &r.ActionProposal
+	if err := decodedWorkspace(p.WorkspaceID); err != nil {
+		return nil, nil, "", err
+	}
 	if err := schema(p.SchemaVersion, judge.ProposalSchema); err != nil {
 		return nil, nil, "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 	"github.com/docket/docket/server"
 )
 
-const tokenUsage = `usage: docket token create --role runtime|reviewer|admin --name NAME
+const tokenUsage = `usage: docket token create --role runtime|reviewer|admin --name NAME [--workspace W]...
        docket token list [--json]
        docket token revoke NAME|ID
 
@@ -22,6 +23,10 @@ lost token is revoked and replaced, never recovered. Roles:
   runtime   recall, evaluate, write and read decisions, poll approvals, events
   reviewer  also the review queue, the inspector, approvals and sessions
   admin     also tokens
+--workspace binds a runtime token to workspaces (repeat it, or give a
+comma list): each request naming another workspace_id is refused with 403,
+and decisions and approvals stored under another are not found. Ids are
+compared byte for byte. A token created without it may name any workspace.
 A running server sees new and revoked tokens on its next request.
 
 Exit codes: 0 done, 1 failed (a taken name, an unknown token), 2 usage error.
@@ -41,6 +46,13 @@ func runToken(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	role := fs.String("role", "", "")
 	name := fs.String("name", "", "")
 	asJSON := fs.Bool("json", false, "")
+	var workspaces []string
+	fs.Func("workspace", "", func(v string) error {
+		for _, w := range strings.Split(v, ",") {
+			workspaces = append(workspaces, strings.TrimSpace(w))
+		}
+		return nil
+	})
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return parseErr(err)
@@ -53,7 +65,7 @@ func runToken(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	switch sub {
 	case "create":
 		if len(pos) > 0 || *asJSON {
-			return usageError("token create takes only --role and --name", "")
+			return usageError("token create takes only --role, --name and --workspace", "")
 		}
 		if *name == "" || *role == "" {
 			return usageError("token create needs --role and --name", "e.g. docket token create --role runtime --name openclaw")
@@ -61,15 +73,25 @@ func runToken(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		if !server.Role(*role).Valid() {
 			return usageError(fmt.Sprintf("unknown role %q", *role), "roles: runtime, reviewer, admin")
 		}
-		t, secret, err := toks.Create(*name, server.Role(*role), time.Now())
+		if workspaces != nil && server.Role(*role) != server.RoleRuntime {
+			return usageError("--workspace binds only runtime tokens", "a reviewer's routes (the review queue, sessions, events) are not partitioned by workspace")
+		}
+		if err := server.ValidateWorkspaces(server.Role(*role), workspaces); err != nil {
+			return usageError(err.Error(), "e.g. --workspace billing --workspace support, or --workspace billing,support")
+		}
+		t, secret, err := toks.CreateBound(*name, server.Role(*role), workspaces, time.Now())
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, secret)
-		fmt.Fprintf(stderr, "docket: created %s token %q (%s); it is shown only this once\n", t.Role, t.Name, t.ID)
+		bound := ""
+		if t.Bound() {
+			bound = " bound to workspaces " + strings.Join(t.Workspaces, ", ")
+		}
+		fmt.Fprintf(stderr, "docket: created %s token %q (%s)%s; it is shown only this once\n", t.Role, t.Name, t.ID, bound)
 		return nil
 	case "list":
-		if len(pos) > 0 || *role != "" || *name != "" {
+		if len(pos) > 0 || *role != "" || *name != "" || workspaces != nil {
 			return usageError("token list takes only --json", "")
 		}
 		ts, err := toks.List()
@@ -83,22 +105,30 @@ func runToken(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 				if !t.Active() {
 					m["revoked_at"] = t.RevokedAt
 				}
+				if t.Bound() {
+					m["workspaces"] = t.Workspaces
+				}
 				out = append(out, m)
 			}
 			return printJSON(stdout, out)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tROLE\tCREATED\tSTATE")
+		fmt.Fprintln(tw, "ID\tNAME\tROLE\tWORKSPACES\tCREATED\tSTATE")
 		for _, t := range ts {
 			state := "active"
 			if !t.Active() {
 				state = "revoked " + t.RevokedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, t.CreatedAt.Format(time.RFC3339), state)
+			ws := "*"
+			if t.Bound() {
+				// %q: an id with spaces or look-alike letters shows as one
+				ws = fmt.Sprintf("%q", t.Workspaces)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, ws, t.CreatedAt.Format(time.RFC3339), state)
 		}
 		return tw.Flush()
 	case "revoke":
-		if len(pos) != 1 || *role != "" || *name != "" || *asJSON {
+		if len(pos) != 1 || *role != "" || *name != "" || *asJSON || workspaces != nil {
 			return usageError("token revoke takes one token name or id", "see 'docket token list'")
 		}
 		t, err := toks.Revoke(pos[0], time.Now())

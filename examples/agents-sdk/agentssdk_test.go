@@ -224,7 +224,7 @@ func runScenario(t *testing.T, node, bin, api string) {
 		t.Fatal(err)
 	}
 	docket(t, bin, env, "policy", "approve", "--yes", "--by", "ana")
-	token := strings.TrimSpace(lastLine(docket(t, bin, env, "token", "create", "--role", "runtime", "--name", "agents-sdk")))
+	token := strings.TrimSpace(lastLine(docket(t, bin, env, "token", "create", "--role", "runtime", "--name", "agents-sdk", "--workspace", "billing")))
 	reviewer := strings.TrimSpace(lastLine(docket(t, bin, env, "token", "create", "--role", "reviewer", "--name", "ana")))
 	url := serve(t, bin, env)
 
@@ -328,6 +328,19 @@ func runScenario(t *testing.T, node, bin, api string) {
 	}
 	if strings.Join(judged, " ") != "judge_decision:lookup_invoice judge_decision:send_email judge_decision:delete_customer" {
 		t.Errorf("ledger entries: %q", judged)
+	}
+	// the example's token is bound to its workspace, billing: the run
+	// above stayed inside it, and another workspace is refused
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/judge/recall", strings.NewReader(
+		`{"schema_version":"openbrain.judge.recall.v1","request_id":"r","workspace_id":"support","action_id":"a","query":{"summary":"invoice"}}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the billing token recalls in another workspace: %d, want 403", resp.StatusCode)
 	}
 }
 

@@ -55,7 +55,8 @@ function clip(s, n) {
 //   token      a runtime token (docket token create --role runtime)
 //   session    the docket session the decisions are recorded under
 //              (1-128 of [A-Za-z0-9._-]): the app's conversation id
-//   workspace  the workspace recall and write-back are scoped to
+//   workspace  the workspace recall and write-back are scoped to; a token
+//              bound to workspaces (--workspace) must be bound to this one
 //   riskClass  (toolName, args) → read_only | reversible_write |
 //              external_side_effect | high_risk; docket's tools registry
 //              may only make it stricter (default external_side_effect)

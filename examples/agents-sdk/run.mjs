@@ -9,7 +9,8 @@
 //
 // Environment:
 //   DOCKET_URL       docket serve's URL (default http://127.0.0.1:7420)
-//   DOCKET_TOKEN     a runtime token (docket token create --role runtime)
+//   DOCKET_TOKEN     a runtime token, best bound to this example's workspace:
+//                    docket token create --role runtime --name billing-agent --workspace billing
 //   DOCKET_SESSION   the session decisions are recorded under (default agents-sdk-demo)
 //   OPENAI_BASE_URL  the model's API base (e.g. a local server's http://127.0.0.1:PORT/v1)
 //   OPENAI_API_KEY   the model's key
