@@ -38,8 +38,9 @@ type Store struct {
 }
 
 type recall struct {
-	meta  store.RecallUse
-	items map[string]*store.RecallUse
+	meta      store.RecallUse
+	workspace string
+	items     map[string]*store.RecallUse
 }
 
 var _ store.Store = (*Store)(nil)
@@ -183,7 +184,8 @@ func (s *Store) Recall(ctx context.Context, req store.RecallRequest) (store.Reca
 			RecallID: resp.RecallID, RequestID: req.RequestID, At: now.UTC().Truncate(time.Millisecond),
 			Session: req.Session, ActionID: req.ActionID, Query: req.Query.Summary, ToolName: req.Query.ToolName,
 		},
-		items: map[string]*store.RecallUse{},
+		workspace: req.Workspace,
+		items:     map[string]*store.RecallUse{},
 	}
 	for _, t := range trace {
 		u := r.meta
@@ -200,12 +202,15 @@ func (s *Store) RecordUse(ctx context.Context, recallID, decisionID string, uses
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	return s.recordUse(recallID, decisionID, uses)
+	return s.recordUse(recallID, "", decisionID, uses)
 }
 
-func (s *Store) recordUse(recallID, decisionID string, uses []store.MemoryUse) error {
+// recordUse marks the items of recall recallID a decision used. With
+// workspace set, the recall must have been made in it: a decision never
+// marks another workspace's recall.
+func (s *Store) recordUse(recallID, workspace, decisionID string, uses []store.MemoryUse) error {
 	r, ok := s.recalls[recallID]
-	if !ok {
+	if !ok || workspace != "" && r.workspace != workspace {
 		return fmt.Errorf("record use: recall %s: %w", recallID, store.ErrNotFound)
 	}
 	for _, u := range uses {
@@ -257,7 +262,7 @@ func (s *Store) WriteDecision(ctx context.Context, d store.Decision) (store.Writ
 		s.review[it.ID] = it
 	}
 	if p.Decision.RecallID != "" && len(p.Decision.MemoryUsed) > 0 {
-		_ = s.recordUse(p.Decision.RecallID, p.Decision.DecisionID, p.Decision.MemoryUsed) // an unknown recall is not the decision's fault
+		_ = s.recordUse(p.Decision.RecallID, p.Decision.Workspace, p.Decision.DecisionID, p.Decision.MemoryUsed) // an unknown recall is not the decision's fault
 	}
 	res := p.Result()
 	for _, m := range again {

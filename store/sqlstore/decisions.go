@@ -81,7 +81,7 @@ func (s *Store) WriteDecision(ctx context.Context, d store.Decision) (store.Writ
 			}
 		}
 		if p.Decision.RecallID != "" && len(p.Decision.MemoryUsed) > 0 {
-			err := s.recordUse(ctx, tx, p.Decision.RecallID, p.Decision.DecisionID, p.Decision.MemoryUsed)
+			err := s.recordUse(ctx, tx, p.Decision.RecallID, p.Decision.Workspace, p.Decision.DecisionID, p.Decision.MemoryUsed)
 			if err != nil && !errors.Is(err, store.ErrNotFound) { // an unknown recall is not the decision's fault
 				return err
 			}

@@ -120,16 +120,19 @@ func (s *Store) candidates(ctx context.Context, req store.RecallRequest) ([]stor
 
 // RecordUse implements store.Store.
 func (s *Store) RecordUse(ctx context.Context, recallID, decisionID string, uses []store.MemoryUse) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error { return s.recordUse(ctx, tx, recallID, decisionID, uses) })
+	err := s.tx(ctx, func(tx *sql.Tx) error { return s.recordUse(ctx, tx, recallID, "", decisionID, uses) })
 	if err != nil {
 		return fmt.Errorf("record use: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) recordUse(ctx context.Context, tx *sql.Tx, recallID, decisionID string, uses []store.MemoryUse) error {
+// recordUse marks the items of recall recallID a decision used. With
+// workspace set, the recall must have been made in it: a decision never
+// marks another workspace's recall.
+func (s *Store) recordUse(ctx context.Context, tx *sql.Tx, recallID, workspace, decisionID string, uses []store.MemoryUse) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, s.q("SELECT count(*) FROM recalls WHERE id = ?"), recallID).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, s.q("SELECT count(*) FROM recalls WHERE id = ? AND (? = '' OR workspace = ?)"), recallID, workspace, workspace).Scan(&n); err != nil {
 		return err
 	}
 	if n == 0 {

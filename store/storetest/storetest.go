@@ -653,6 +653,15 @@ func testRecallRecorded(t *testing.T, s store.Store) {
 		d.RecallID = resp.RecallID
 		d.MemoryUsed = []store.MemoryUse{{MemoryID: c.ID, UsedAs: "instruction"}}
 	}))
+	// a decision of another workspace naming the recall marks nothing
+	write(t, s, decision("k-rr-other", func(d *store.Decision) {
+		d.Workspace = "ws-other"
+		d.RecallID = resp.RecallID
+		d.MemoryUsed = []store.MemoryUse{{MemoryID: e.ID, UsedAs: "instruction"}}
+	}))
+	if tr, err := s.Trail(ctx, e.ID); err != nil || len(tr.Recalls) != 1 || tr.Recalls[0].UsedAs != "" {
+		t.Fatalf("after another workspace's decision: %+v (%v), want the item unused", tr.Recalls, err)
+	}
 	if err := s.RecordUse(ctx, resp.RecallID, "dec_manual", []store.MemoryUse{{MemoryID: e.ID, UsedAs: "background"}}); err != nil {
 		t.Fatal(err)
 	}
