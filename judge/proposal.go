@@ -181,6 +181,9 @@ type ProposalContext struct {
 	Paths        []string
 	Shell        *CommandClass // for shell tools
 	ClassReasons []string
+	// Acts are the acts the call performs that rules may name (an MCP
+	// tool's message or payment, a shell line's gh pr comment, …).
+	Acts []Act
 }
 
 // Digest is the proposal's canonical digest, "sha256:<hex>", over its
@@ -197,6 +200,7 @@ func (p *ActionProposal) Clone() *ActionProposal {
 	c.Input = append(json.RawMessage(nil), p.Input...)
 	c.Context = p.Context
 	c.Context.ClassReasons = append([]string(nil), p.Context.ClassReasons...)
+	c.Context.Acts = append([]Act(nil), p.Context.Acts...)
 	c.Context.Paths = append([]string(nil), p.Context.Paths...)
 	c.Context.Spec.Agents = append([]string(nil), p.Context.Spec.Agents...)
 	if p.Context.Shell != nil {
@@ -354,6 +358,7 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	p.Context.Spec, p.Context.SpecFound = spec, found
 	p.Context.Shell = nil
 	p.Context.ClassReasons = nil
+	p.Context.Acts = MCPActions(p.Tool.Name, p.Input)
 	class := spec.Risk
 	if !found {
 		class = tools.Unknown
@@ -412,6 +417,7 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 			class = cc.Class
 		}
 		p.Context.ClassReasons = append(p.Context.ClassReasons, cc.Reasons...)
+		p.Context.Acts = append(p.Context.Acts, cc.Actions...)
 	}
 	if !class.Valid() {
 		class = policies.HighRisk

@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "99f89632f50413c9496074e767f5992b182980c1ff17b5ad5c1409e87e754fa2"
+const knownDefaultsDigest = "fabc92b803cf06451f13a2798451cc0220658054a32a676224b11c28f196be2f"
