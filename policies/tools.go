@@ -161,7 +161,7 @@ type Rule struct {
 	// recognises as that kind of act (a message to people, a payment, …),
 	// whatever tool or command performs it.
 	Action string `yaml:"action"`
-	Reason   string    `yaml:"reason"`
+	Reason string `yaml:"reason"`
 	// Rewrite makes a revise rule mechanical; without it the revision is
 	// required of the actor and the call is denied.
 	Rewrite *Rewrite `yaml:"rewrite"`
