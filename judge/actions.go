@@ -47,7 +47,7 @@ var (
 		"enroll", "link", "unlink", "attach", "detach", "merge", "restore", "transition", "clear", "toggle", "enable", "disable",
 		"new", "make", "leave", "duplicate", "copy", "convert", "apply", "start", "stop", "pause", "resume"}
 	mcpMessageNouns = words{"comment", "comments", "message", "messages", "reply", "replies", "email", "emails", "mail",
-		"review", "reviews", "reaction", "reactions", "chat", "dm", "notification", "notifications", "sms", "tweet", "post"}
+		"review", "reviews", "reaction", "reactions", "chat", "dm", "notification", "notifications", "sms", "tweet", "post", "note", "notes"}
 	mcpMoneyNouns = words{"charge", "charges", "payment", "payments", "refund", "refunds", "transfer", "transfers", "payout",
 		"payouts", "purchase", "purchases", "checkout", "withdrawal", "withdrawals", "donation", "donations"}
 	mcpAccessNouns = words{"collaborator", "collaborators", "permission", "permissions", "member", "members", "membership",
@@ -55,7 +55,7 @@ var (
 		"invitations", "invite", "invites", "grant", "grants"}
 	// code hosts: creating or updating their objects (branches, files,
 	// issues, pull requests) is development work, not a record write
-	codeHosts = []string{"github", "gitlab", "bitbucket", "gitea", "forgejo", "codeberg", "sourcehut", "azure-devops", "azuredevops"}
+	codeHosts = []string{"github", "gh", "gitlab", "glab", "bitbucket", "gitea", "forgejo", "codeberg", "sourcehut", "azure-devops", "azuredevops"}
 )
 
 // splitWords splits an identifier into lower-case words at non-letters,

@@ -669,8 +669,10 @@ func urlCredentials(text string) []Finding {
 			}
 			if at := strings.LastIndexByte(auth, '@'); at >= 0 {
 				if c := strings.IndexByte(auth[:at], ':'); c >= 0 && !placeholder(auth[c+1:at]) && len(auth[c+1:at]) >= 6 {
-					start := loc[0] + i + 3 + c + 1
-					fs = append(fs, Finding{Kind: Secret, Rule: "docket:url_credential", Start: start, End: start + at - c - 1})
+					// user and password: the finding starts before what
+					// the address detector would read as a mailbox
+					start := loc[0] + i + 3
+					fs = append(fs, Finding{Kind: Secret, Rule: "docket:url_credential", Start: start, End: start + at})
 				}
 			}
 		}
