@@ -36,19 +36,20 @@ var (
 	mcpReadVerbs = words{"get", "list", "search", "find", "read", "fetch", "query", "view", "show", "describe", "lookup",
 		"count", "check", "analyze", "analyse", "resolve", "inspect", "browse", "explore", "retrieve", "download", "summarize",
 		"validate", "verify", "preview", "diff", "compare", "status", "whoami", "ping", "health", "load", "open", "select", "watch"}
-	mcpMessageVerbs = words{"send", "post", "reply", "respond", "comment", "message", "email", "mail", "notify", "dm", "chat",
-		"broadcast", "announce", "tweet", "sms", "forward", "mention", "react", "publish"}
+	mcpMessageVerbs = words{"send", "post", "reply", "comment", "message", "email", "mail", "notify", "dm", "broadcast",
+		"announce", "tweet", "sms", "forward", "mention", "react", "publish"}
 	mcpPaymentVerbs = words{"charge", "pay", "refund", "transfer", "purchase", "buy", "checkout", "payout", "withdraw", "donate"}
 	mcpAccessVerbs  = words{"grant", "revoke", "invite", "share", "unshare"}
 	mcpApproveVerbs = words{"approve"}
 	mcpWriteVerbs   = words{"create", "update", "add", "set", "edit", "upsert", "insert", "patch", "put", "write", "modify",
 		"save", "assign", "unassign", "move", "archive", "unarchive", "close", "reopen", "complete", "mark", "change", "rename",
-		"import", "upload", "submit", "replace", "append", "remove", "delete", "cancel", "log", "schedule", "book", "register",
-		"enroll", "link", "unlink", "attach", "detach", "merge", "restore", "transition", "clear", "toggle", "enable", "disable",
-		"new", "make", "leave", "duplicate", "copy", "convert", "apply", "start", "stop", "pause", "resume"}
+		"import", "upload", "submit", "replace", "append", "remove", "delete", "cancel", "schedule", "book", "link", "unlink",
+		"attach", "detach", "merge", "restore", "transition"}
 	mcpMessageNouns = words{"comment", "comments", "message", "messages", "reply", "replies", "email", "emails", "mail",
-		"review", "reviews", "reaction", "reactions", "chat", "dm", "notification", "notifications", "sms", "tweet", "post", "note", "notes"}
-	mcpMoneyNouns = words{"charge", "charges", "payment", "payments", "refund", "refunds", "transfer", "transfers", "payout",
+		"review", "reviews", "reaction", "reactions", "dm", "notification", "notifications", "sms", "tweet", "post"}
+	// on a code host a note is a comment (GitLab's merge request notes)
+	codeHostMessageNouns = words{"note", "notes", "discussion", "discussions"}
+	mcpMoneyNouns        = words{"charge", "charges", "payment", "payments", "refund", "refunds", "transfer", "transfers", "payout",
 		"payouts", "purchase", "purchases", "checkout", "withdrawal", "withdrawals", "donation", "donations"}
 	mcpAccessNouns = words{"collaborator", "collaborators", "permission", "permissions", "member", "members", "membership",
 		"memberships", "role", "roles", "access", "admin", "admins", "owner", "owners", "acl", "acls", "sharing", "invitation",
@@ -149,7 +150,7 @@ func MCPActions(name string, input json.RawMessage) []Act {
 		// a draft is not sent: the safe way to prepare a message
 		return acts
 	}
-	if mcpMessageVerbs.has(verb) || has(mcpMessageNouns) && len(acts) == 0 {
+	if mcpMessageVerbs.has(verb) || (has(mcpMessageNouns) || codeHost(sw) && has(codeHostMessageNouns)) && len(acts) == 0 {
 		acts = addAction(acts, policies.ActionMessage, what+" sends a message people read")
 	}
 	if mcpWriteVerbs.has(verb) && !codeHost(sw) {
@@ -356,30 +357,74 @@ func ghAPIActions(c *CommandClass, rest []string) {
 		}
 		return
 	}
+	forgeAPIActions(c, "gh api "+method+" "+endpoint, method, endpoint, fields)
+}
+
+// forgeAPIActions recognises the acts of a write to a forge's REST API
+// (GitHub's, GitLab's) by the endpoint's path segments: comments, notes
+// and reviews are messages; a review whose body's event is APPROVE, or
+// GitLab's …/approve, is an approval; collaborators, members, teams,
+// invitations, permissions, keys and branch protection are access.
+func forgeAPIActions(c *CommandClass, what, method, endpoint string, bodies []string) {
+	if method == "GET" || method == "HEAD" {
+		return
+	}
 	p := endpoint
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
 		p = p[:i]
+	}
+	approves := false
+	for _, b := range bodies {
+		u := strings.ToUpper(b)
+		if k, v, ok := strings.Cut(u, "="); ok && strings.TrimSpace(k) == "EVENT" && strings.TrimSpace(v) == "APPROVE" ||
+			strings.Contains(u, `"EVENT"`) && strings.Contains(u, `"APPROVE"`) {
+			approves = true
+		}
 	}
 	segs := strings.Split(strings.Trim(p, "/"), "/")
 	for i, s := range segs {
 		switch {
 		case accessSegments.has(s):
-			c.act(policies.ActionAccess, "gh api "+method+" "+endpoint+" changes access")
-		case s == "comments" || s == "replies":
-			c.act(policies.ActionMessage, "gh api "+method+" "+endpoint+" posts a comment")
+			c.act(policies.ActionAccess, what+" changes access")
+		case s == "comments" || s == "replies" || s == "notes" || s == "discussions":
+			c.act(policies.ActionMessage, what+" posts a comment")
+		case s == "approve" && i > 0:
+			c.act(policies.ActionApprove, what+" approves a merge request")
 		case s == "reviews" && i > 0 && segs[i-1] != "requested_reviewers":
-			approves := false
-			for _, f := range fields {
-				if k, v, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "event") && strings.EqualFold(v, "APPROVE") {
-					approves = true
-				}
+			if approves {
+				c.act(policies.ActionApprove, what+" approves a pull request")
 			}
-			if approves || len(segs) > i+2 && segs[i+2] == "events" && method == "POST" && len(fields) == 0 {
-				c.act(policies.ActionApprove, "gh api "+method+" "+endpoint+" approves a pull request")
-			}
-			c.act(policies.ActionMessage, "gh api "+method+" "+endpoint+" posts a review")
+			c.act(policies.ActionMessage, what+" posts a review")
 		}
 	}
+}
+
+// glabActions: the GitLab CLI's notes (messages), approvals and API
+// writes. sub and rest are from subcommand(argv, -R/--repo).
+func glabActions(c *CommandClass, sub string, rest []string) {
+	verb, _ := ghVerb(rest)
+	switch {
+	case (sub == "mr" || sub == "issue") && (verb == "note" || verb == "comment"):
+		c.act(policies.ActionMessage, "glab "+sub+" "+verb+" posts a message people read")
+	case sub == "mr" && verb == "approve":
+		c.act(policies.ActionApprove, "glab mr approve approves a merge request")
+	case sub == "api":
+		ghAPIActions(c, rest)
+	}
+}
+
+// forgeAPIHost: a URL of a forge's REST API (api.github.com, a GitHub
+// Enterprise /api/v3, GitLab's /api/v4): its endpoint path, or "".
+func forgeAPIEndpoint(pu *url.URL) string {
+	switch {
+	case pu.Host == "api.github.com":
+		return pu.Path
+	case strings.HasPrefix(pu.Path, "/api/v3/"):
+		return strings.TrimPrefix(pu.Path, "/api/v3")
+	case strings.HasPrefix(pu.Path, "/api/v4/"):
+		return strings.TrimPrefix(pu.Path, "/api/v4")
+	}
+	return ""
 }
 
 // stripeReadVerbs are stripe CLI words that read or run locally.
@@ -436,8 +481,28 @@ var (
 // requestActions: a request body (or a non-GET method) sent to a known
 // messaging or payment API.
 func requestActions(c *CommandClass, argv []string) {
-	for _, a := range argv[1:] {
+	method := strings.ToUpper(flagValue(argv, "-X", "--request", "--method"))
+	var bodies []string
+	for i, a := range argv {
+		switch a {
+		case "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--json", "-F", "--form", "--post-data", "--body-data":
+			if i+1 < len(argv) {
+				bodies = append(bodies, argv[i+1])
+			}
+		}
+	}
+	if method == "" {
+		method = "POST"
+		if hasFlag(argv, "-G", "--get") {
+			method = "GET"
+		}
+	}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
 		if strings.HasPrefix(a, "-") {
+			if curlValueFlag(a) {
+				i++
+			}
 			continue
 		}
 		u := strings.ToLower(a)
@@ -447,6 +512,9 @@ func requestActions(c *CommandClass, argv []string) {
 		pu, err := url.Parse(u)
 		if err != nil || pu.Host == "" {
 			continue
+		}
+		if ep := forgeAPIEndpoint(pu); ep != "" {
+			forgeAPIActions(c, argv[0]+" "+method+" "+pu.Host+ep, method, ep, bodies)
 		}
 		hp := pu.Host + pu.EscapedPath()
 		for _, h := range messageHosts {
@@ -460,6 +528,17 @@ func requestActions(c *CommandClass, argv []string) {
 			}
 		}
 	}
+}
+
+// curlValueFlag: curl and wget flags whose value is not a URL.
+func curlValueFlag(f string) bool {
+	switch f {
+	case "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--json", "-F", "--form", "-H", "--header",
+		"-X", "--request", "--method", "-u", "--user", "-o", "--output", "-A", "--user-agent", "-e", "--referer", "-b", "--cookie",
+		"-c", "--cookie-jar", "-T", "--upload-file", "--post-data", "--body-data", "--output-document":
+		return true
+	}
+	return false
 }
 
 // hostMatch: hp (host and path) is pattern's host or a subdomain of it,

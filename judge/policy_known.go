@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:3b1d9d71d904dfef475f599d22a1e119"
+const defaultPolicyVersion = "pv1:949d80763a304847bbd38d14f622d1f8"
 
 var _ time.Duration
 
@@ -302,6 +302,27 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Tool:       "mcp__memory__*",
 					Risk:       "reversible_write",
 					Kind:       "api",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
+					Tool:       "mcp__playwright__*",
+					Risk:       "external_side_effect",
+					Kind:       "browser",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
+					Tool:       "mcp__puppeteer__*",
+					Risk:       "external_side_effect",
+					Kind:       "browser",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
+					Tool:       "mcp__chrome-devtools__*",
+					Risk:       "external_side_effect",
+					Kind:       "browser",
 					Execution:  "auto",
 					Validation: "intercept",
 				},

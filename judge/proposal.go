@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/docket/docket/hooks"
@@ -381,6 +382,10 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 		}
 	}
 	p.Tool.Kind = kind
+	if kind == "browser" {
+		// a browser tool acts on web pages, not on a system's records
+		p.Context.Acts = slices.DeleteFunc(p.Context.Acts, func(a Act) bool { return a.Kind == policies.ActionRecord })
+	}
 	p.Tool.TargetSystem = nil
 	if spec.TargetSystem != "" {
 		ts := spec.TargetSystem

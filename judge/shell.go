@@ -570,6 +570,16 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		classifyGit(c, argv, ctx)
 	case name == "gh":
 		classifyGH(c, argv)
+	case name == "glab":
+		sub, rest := subcommand(argv, map[string]bool{"-R": true, "--repo": true})
+		verb, _ := ghVerb(rest)
+		glabActions(c, sub, rest)
+		switch {
+		case verb == "view" || verb == "list" || verb == "diff" || verb == "status" || verb == "" || sub == "api" && len(c.Actions) == 0:
+			c.raise(policies.ReversibleWrite, "")
+		default:
+			c.raise(policies.ExternalSideEffect, "glab "+sub+" "+verb+" changes GitLab")
+		}
 	case name == "curl":
 		if hasFlag(argv, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "-F", "--form", "-T", "--upload-file", "--json") {
 			c.raise(policies.ExternalSideEffect, "curl sends a request body")

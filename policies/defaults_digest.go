@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "fabc92b803cf06451f13a2798451cc0220658054a32a676224b11c28f196be2f"
+const knownDefaultsDigest = "d39c9a86b83f717d5b353b0d399c8e933b8f4aae04b10f65583b673bd1a278ed"
