@@ -725,7 +725,7 @@ func secretPrinter(raw []string) string {
 
 // passThrough commands copy (part of) their input to their output.
 var passThrough = words{"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "sed", "cat", "head", "tail", "sort", "uniq",
-	"tr", "cut", "tee", "less", "more", "column", "nl", "strings", "xargs", "findstr", "select-string"}
+	"tr", "cut", "tee", "less", "more", "column", "nl", "strings", "xargs", "findstr", "select-string", "base64", "xxd", "od", "hexdump", "rev", "fold"}
 
 // revealsSecrets reports whether a pipeline prints secret-named values
 // of the environment into the transcript: a dump of the environment
