@@ -100,6 +100,8 @@ func TestDefaultActionRules(t *testing.T) {
 		{"printenv NAME", c(bash("printenv GITHUB_TOKEN")), Escalate, "printed-secrets-need-approval"},
 		{"echo $NAME", c(bash(`echo "$OPENAI_API_KEY"`)), Escalate, "printed-secrets-need-approval"},
 		{"echo ${NAME} with a prefix", c(bash(`echo "key: ${STRIPE_SECRET_KEY}"`)), Escalate, "printed-secrets-need-approval"},
+		{"encoded on the way out", c(bash(`echo $GITHUB_TOKEN | base64`)), Escalate, "printed-secrets-need-approval"},
+		{"fed to a login, not printed", c(bash(`printenv GITHUB_TOKEN | gh auth login --with-token`)), Escalate, ""},
 		{"/proc environ", c(bash("cat /proc/self/environ | tr '\\0' '\\n' | grep -i secret")), Escalate, "printed-secrets-need-approval"},
 		// privileged containers: high_risk, escalated by the class policy
 		{"docker --privileged with / mounted", c(bash("docker run --rm --privileged -v /:/host alpine chroot /host")), Escalate, ""},
