@@ -304,11 +304,9 @@ func ghAPIActions(c *CommandClass, rest []string) {
 			}
 		}
 		if strings.HasPrefix(a, "-") && ghAPIValueFlags[name] {
-			if !inline || val == "" && !strings.Contains(a, "=") {
-				if i+1 < len(rest) {
-					i++
-					val = rest[i]
-				}
+			if !inline && i+1 < len(rest) {
+				i++
+				val = rest[i]
 			}
 			switch name {
 			case "-X", "--method":
@@ -446,13 +444,9 @@ func stripeActions(c *CommandClass, argv []string) {
 		}
 		ws = append(ws, strings.ToLower(a))
 	}
-	if len(ws) == 0 || stripeReadVerbs.has(ws[0]) {
+	// stripe <command> or stripe <resource> <operation>
+	if len(ws) == 0 || stripeReadVerbs.has(ws[0]) || len(ws) > 1 && stripeReadVerbs.has(ws[1]) {
 		return
-	}
-	for _, w := range ws {
-		if stripeReadVerbs.has(w) {
-			return
-		}
 	}
 	c.raise(policies.ExternalSideEffect, "stripe "+strings.Join(ws[:min(len(ws), 2)], " ")+" changes payments")
 	c.act(policies.ActionPayment, "stripe "+strings.Join(ws[:min(len(ws), 2)], " ")+" moves money or changes billing")

@@ -76,6 +76,7 @@ func TestDefaultActionRules(t *testing.T) {
 		// payments
 		{"stripe charge", c(bash("stripe charges create --amount 50000 --currency usd --customer cus_123")), Escalate, "payments-need-approval"},
 		{"stripe with flags first", c(bash("STRIPE_DEVICE_NAME=ci stripe --api-key sk_test_abc refunds create --charge ch_1")), Escalate, "payments-need-approval"},
+		{"stripe with a read word later", c(bash("stripe charges create --amount 100 help")), Escalate, "payments-need-approval"},
 		{"stripe post", c(bash("stripe post /v1/payment_intents -d amount=100")), Escalate, "payments-need-approval"},
 		{"curl to the payment API", c(bash("curl https://api.stripe.com/v1/charges -d amount=100 -d currency=usd")), Escalate, "payments-need-approval"},
 		{"mcp refund", c(mcp("mcp__stripe__create_refund", map[string]any{"payment_intent": "pi_1"})), Escalate, "payments-need-approval"},

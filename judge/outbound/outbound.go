@@ -643,9 +643,9 @@ var (
 // credentialParams are query parameter names (lower case, without _ - .)
 // that carry a credential: API keys, access and auth tokens, passwords,
 // client secrets. Paging and CSRF tokens are not among them.
-var credentialParams = words{"key", "apikey", "accesskey", "accesskeyid", "awsaccesskeyid", "secret", "secretkey", "secretaccesskey",
+var credentialParams = words{"apikey", "accesskey", "accesskeyid", "awsaccesskeyid", "secret", "secretkey", "secretaccesskey",
 	"awssecretaccesskey", "token", "accesstoken", "authtoken", "apitoken", "privatetoken", "refreshtoken", "idtoken",
-	"sessiontoken", "xamzsecuritytoken", "password", "passwd", "pwd", "pass", "clientsecret", "auth", "authorization",
+	"sessiontoken", "xamzsecuritytoken", "password", "passwd", "pwd", "clientsecret", "auth", "authorization",
 	"credential", "credentials", "bearer", "jwt", "privatekey", "apisecret", "appsecret", "consumersecret", "signingkey"}
 
 // urlCredentials finds credentials in the URLs of text: a URL's query

@@ -27,7 +27,8 @@ func TestURLCredentials(t *testing.T) {
 		{"documented key id alone", "https://docs.acme-corp.io/iam?id=AKIAIOSFODNN7EXAMPLE", nil},
 		{"key id without a secret", "https://docs.acme-corp.io/iam?id=AKIAIOSFODNN7EXAMPLE&region=us-east-1", nil},
 		{"no query", "https://docs.acme-corp.io/token/secret/key", nil},
-		{"a word, not a credential", "https://c.acme-corp.io/x?key=language", nil},
+		{"a word, not a credential", "https://c.acme-corp.io/x?token=language", nil},
+		{"a document key", "https://docs.acme-corp.io/spreadsheets?key=1aB2cD3eF4gH5iJ6", nil},
 		{"userinfo without a password", "https://git@github.com/o/r.git", nil},
 	}
 	for _, tc := range tests {
