@@ -10,9 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docket/docket/internal/canonjson"
+	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/judge"
+	"github.com/docket/docket/policies"
 )
 
 // The labelled set has at least 200 proposals, each with a written
@@ -262,18 +265,69 @@ func TestJudgeStreamRealEngine(t *testing.T) {
 	}
 }
 
-// Hand-checked experiment: three CRM writes labelled escalate that the
-// shipped policy allows. Memory off misses all three. Memory on: the
-// first is missed, the reviewer writes a correction and confirms it, and
-// the two later writes are escalated by the confirmed lesson — the
-// update-record call too, because it shares the CRM's words.
-func TestExperimentMemoryHelps(t *testing.T) {
-	fx := pick(t, "attio-mcp-server__050", "attio-mcp-server__051", "attio-mcp-server__052")
-	off, _, err := JudgeStream(context.Background(), t.TempDir(), fx, false)
+// withoutRule returns a state root whose approved tools.yaml is the
+// default without the rule id, so that a test can judge calls the rule
+// would otherwise decide.
+func withoutRule(t *testing.T, id string) string {
+	t.Helper()
+	dir := t.TempDir()
+	h, err := home.At(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	on, gov, err := JudgeStream(context.Background(), t.TempDir(), fx, true)
+	def, err := policies.Default(policies.ToolsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := bytes.Index(def, []byte("  - id: "+id+"\n"))
+	if start < 0 {
+		t.Fatalf("default tools.yaml has no rule %s", id)
+	}
+	end := bytes.Index(def[start+1:], []byte("\n  - id: "))
+	if end < 0 {
+		end = bytes.Index(def[start+1:], []byte("\n\n"))
+	}
+	cut := append(append([]byte(nil), def[:start]...), def[start+1+end+1:]...)
+	for _, d := range []string{h.KeysDir(), h.PoliciesDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(h.HMACKeyPath(), []byte("eval test key"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.PoliciesDir(), policies.ToolsFile), cut, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policies.ParseTools(policies.Source{Name: policies.ToolsFile, Data: cut}); err != nil {
+		t.Fatalf("tools.yaml without %s: %v", id, err)
+	}
+	if _, err := policies.Approve(h, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Hand-checked experiment: three CRM writes labelled escalate that a
+// policy without the external-records rule allows (the shipped policy
+// escalates them by that rule). Memory off misses all three. Memory on:
+// the first is missed, the reviewer writes a correction and confirms
+// it, and the two later writes are escalated by the confirmed lesson —
+// the update-record call too, because it shares the CRM's words.
+func TestExperimentMemoryHelps(t *testing.T) {
+	fx := pick(t, "attio-mcp-server__050", "attio-mcp-server__051", "attio-mcp-server__052")
+	shipped, _, err := JudgeStream(context.Background(), t.TempDir(), fx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ComputeJudge(shipped).FalseAllows; got != 0 {
+		t.Errorf("shipped policy: %d false allows, want 0 (the external-records rule escalates CRM writes)", got)
+	}
+	off, _, err := JudgeStream(context.Background(), withoutRule(t, "external-records-need-approval"), fx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, gov, err := JudgeStream(context.Background(), withoutRule(t, "external-records-need-approval"), fx, true)
 	if err != nil {
 		t.Fatal(err)
 	}

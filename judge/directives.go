@@ -190,6 +190,15 @@ func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision)
 				}
 			}
 		}
+		if out == Revise && dir.Check == policies.CheckOutboundSecrets {
+			for _, f := range mine {
+				if inURL(f.in.text, f.Start) {
+					out = Block
+					why += "; a credential in a URL is what the request is for: the redacted URL would still call the host, so docket blocks it"
+					break
+				}
+			}
+		}
 		hits = append(hits, fired{dir: dir, out: out, finds: mine, why: why})
 	}
 	for _, u := range unknown {
@@ -237,6 +246,13 @@ func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision)
 		jm.Reason += "; remove the personal data or secret from the text the call sends out"
 	}
 	return jm, true
+}
+
+// inURL reports whether text[at] lies in a URL: the run of non-space,
+// non-quote characters around it holds "://" before at.
+func inURL(text string, at int) bool {
+	start := strings.LastIndexAny(text[:at], " \t\r\n\"'<>`()[]{}") + 1
+	return strings.Contains(text[start:at], "://")
 }
 
 // normalized returns, for each text with non-ASCII characters, its NFKC

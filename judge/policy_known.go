@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:7255c9929c3629119cdcf2a1292fad09"
+const defaultPolicyVersion = "pv1:949d80763a304847bbd38d14f622d1f8"
 
 var _ time.Duration
 
@@ -292,6 +292,41 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Validation:   "intercept",
 				},
 				policies.ToolSpec{
+					Tool:       "mcp__filesystem__*",
+					Risk:       "reversible_write",
+					Kind:       "api",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
+					Tool:       "mcp__memory__*",
+					Risk:       "reversible_write",
+					Kind:       "api",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
+					Tool:       "mcp__playwright__*",
+					Risk:       "external_side_effect",
+					Kind:       "browser",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
+					Tool:       "mcp__puppeteer__*",
+					Risk:       "external_side_effect",
+					Kind:       "browser",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
+					Tool:       "mcp__chrome-devtools__*",
+					Risk:       "external_side_effect",
+					Kind:       "browser",
+					Execution:  "auto",
+					Validation: "intercept",
+				},
+				policies.ToolSpec{
 					Tool:       "mcp__*__delete*",
 					Risk:       "high_risk",
 					Kind:       "api",
@@ -422,6 +457,43 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Command:  "*--no-verify*",
 					MinClass: "reversible_write",
 					Reason:   "skipping git hooks (--no-verify) needs human approval; fix what the hook reports instead",
+				},
+				policies.Rule{
+					ID:     "no-review-approval",
+					Effect: "deny",
+					Action: "approve",
+					Reason: "approving a pull request is a human reviewer's act; leave a comment and ask a maintainer to review",
+				},
+				policies.Rule{
+					ID:     "messages-need-approval",
+					Effect: "escalate",
+					Action: "message",
+					Reason: "the call sends a message people read (an email, a chat post, a comment); a human approves what is said in their name",
+				},
+				policies.Rule{
+					ID:     "payments-need-approval",
+					Effect: "escalate",
+					Action: "payment",
+					Reason: "the call spends or moves money; a human must approve it",
+				},
+				policies.Rule{
+					ID:     "access-changes-need-approval",
+					Effect: "escalate",
+					Action: "access",
+					Reason: "the call grants or changes someone's access; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "external-records-need-approval",
+					Effect:   "escalate",
+					MinClass: "external_side_effect",
+					Action:   "record",
+					Reason:   "the call creates or changes records in an external system; a human approves writes outside the project",
+				},
+				policies.Rule{
+					ID:     "printed-secrets-need-approval",
+					Effect: "escalate",
+					Action: "reveal_secret",
+					Reason: "the command prints secret values from the environment into the transcript; test that a variable is set with [ -n \"$NAME\" ] instead, or ask the user",
 				},
 			},
 			WritePaths: []string{

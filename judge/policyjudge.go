@@ -425,7 +425,7 @@ func (j *PolicyJudge) Evaluate(ctx context.Context, p *ActionProposal, jc *Judgm
 	}
 	switch {
 	case deny != nil:
-		return Judgment{Outcome: Block, Reason: deny.Reason + " (rule " + deny.ID + ")", RuleIDs: ids, Confidence: "high", Cost: cost}, nil
+		return Judgment{Outcome: Block, Reason: ruleReason(deny, p), RuleIDs: ids, Confidence: "high", Cost: cost}, nil
 	}
 	if spec.Writes && len(j.set.Tools.WritePaths) > 0 {
 		for _, ap := range paths {
@@ -443,7 +443,7 @@ func (j *PolicyJudge) Evaluate(ctx context.Context, p *ActionProposal, jc *Judgm
 	}
 	switch {
 	case esc != nil:
-		return Judgment{Outcome: Escalate, Reason: esc.Reason + " (rule " + esc.ID + ")", RuleIDs: ids, Confidence: "high", Cost: cost}, nil
+		return Judgment{Outcome: Escalate, Reason: ruleReason(esc, p), RuleIDs: ids, Confidence: "high", Cost: cost}, nil
 	case spec.Execution == policies.ExecReview || spec.Validation == policies.ValidateStrict:
 		return Judgment{Outcome: Escalate, Reason: "the tools registry requires human review for " + p.Tool.Name, RuleIDs: append(ids, "registry:review"), Confidence: "high", Cost: cost}, nil
 	case rev != nil && !(jc != nil && jc.Policy.Revised):
@@ -565,6 +565,9 @@ func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[s
 			return false
 		}
 	}
+	if r.Action != "" && actOf(p, r.Action) == nil {
+		return false
+	}
 	if r.Command != "" {
 		sh := p.Context.Shell
 		if sh == nil {
@@ -595,6 +598,27 @@ func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[s
 		}
 	}
 	return true
+}
+
+// actOf returns the call's act of kind, or nil.
+func actOf(p *ActionProposal, kind string) *Act {
+	for i := range p.Context.Acts {
+		if p.Context.Acts[i].Kind == kind {
+			return &p.Context.Acts[i]
+		}
+	}
+	return nil
+}
+
+// ruleReason is a rule's reason for the decision, naming the rule and,
+// for an action rule, what the call does.
+func ruleReason(r *policies.Rule, p *ActionProposal) string {
+	if r.Action != "" {
+		if a := actOf(p, r.Action); a != nil && a.Reason != "" {
+			return r.Reason + " (rule " + r.ID + ": " + a.Reason + ")"
+		}
+	}
+	return r.Reason + " (rule " + r.ID + ")"
 }
 
 // outcomeRank orders outcomes by strictness.

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/docket/docket/hooks"
@@ -181,6 +182,9 @@ type ProposalContext struct {
 	Paths        []string
 	Shell        *CommandClass // for shell tools
 	ClassReasons []string
+	// Acts are the acts the call performs that rules may name (an MCP
+	// tool's message or payment, a shell line's gh pr comment, …).
+	Acts []Act
 }
 
 // Digest is the proposal's canonical digest, "sha256:<hex>", over its
@@ -197,6 +201,7 @@ func (p *ActionProposal) Clone() *ActionProposal {
 	c.Input = append(json.RawMessage(nil), p.Input...)
 	c.Context = p.Context
 	c.Context.ClassReasons = append([]string(nil), p.Context.ClassReasons...)
+	c.Context.Acts = append([]Act(nil), p.Context.Acts...)
 	c.Context.Paths = append([]string(nil), p.Context.Paths...)
 	c.Context.Spec.Agents = append([]string(nil), p.Context.Spec.Agents...)
 	if p.Context.Shell != nil {
@@ -354,6 +359,7 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	p.Context.Spec, p.Context.SpecFound = spec, found
 	p.Context.Shell = nil
 	p.Context.ClassReasons = nil
+	p.Context.Acts = MCPActions(p.Tool.Name, p.Input)
 	class := spec.Risk
 	if !found {
 		class = tools.Unknown
@@ -376,6 +382,10 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 		}
 	}
 	p.Tool.Kind = kind
+	if kind == "browser" {
+		// a browser tool acts on web pages, not on a system's records
+		p.Context.Acts = slices.DeleteFunc(p.Context.Acts, func(a Act) bool { return a.Kind == policies.ActionRecord })
+	}
 	p.Tool.TargetSystem = nil
 	if spec.TargetSystem != "" {
 		ts := spec.TargetSystem
@@ -412,6 +422,7 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 			class = cc.Class
 		}
 		p.Context.ClassReasons = append(p.Context.ClassReasons, cc.Reasons...)
+		p.Context.Acts = append(p.Context.Acts, cc.Actions...)
 	}
 	if !class.Valid() {
 		class = policies.HighRisk

@@ -140,7 +140,9 @@ func TestPolicyJudgeRules(t *testing.T) {
 		{"force push revised", "Bash", map[string]any{"command": "git push --force origin feat"}, hooks.Ask, EnforceAsk},
 		{"no-verify", "Bash", map[string]any{"command": "git commit --no-verify -m x"}, hooks.Ask, EnforceAsk},
 		{"go test", "Bash", map[string]any{"command": "go test ./..."}, "", EnforceNone},
-		{"unknown mcp", "mcp__slack__post_message", map[string]any{"text": "hi"}, "", EnforceNone},
+		{"unknown mcp", "mcp__weather__forecast", map[string]any{"city": "Oslo"}, "", EnforceNone},
+		{"mcp message", "mcp__slack__post_message", map[string]any{"text": "hi"}, hooks.Ask, EnforceAsk},
+		{"mcp approval", "mcp__github__create_pull_request_review", map[string]any{"pullNumber": 7, "event": "APPROVE"}, hooks.Deny, EnforceDeny},
 		{"mcp delete", "mcp__attio__delete-record", map[string]any{"id": "1"}, hooks.Ask, EnforceAsk},
 	}
 	for _, tc := range tests {

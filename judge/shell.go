@@ -41,6 +41,13 @@ type CommandClass struct {
 	Class    policies.RiskClass
 	Reasons  []string // one short reason per escalation of the class
 	Segments []Segment
+	// Actions are the acts the line performs that rules may name
+	// (messages, payments, access changes, approvals, secrets printed).
+	Actions []Act
+}
+
+func (c *CommandClass) act(kind, reason string) {
+	c.Actions = addAction(c.Actions, kind, reason)
 }
 
 func (c *CommandClass) raise(to policies.RiskClass, reason string) {
@@ -83,6 +90,9 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 	}
 	cwd := ctx.Cwd
 	for _, pl := range pipes {
+		if what := revealsSecrets(pl); what != "" {
+			c.act(policies.ActionRevealSecret, what+" prints secret values into the transcript")
+		}
 		var fetches bool
 		for i, raw := range pl {
 			seg := strip(raw)
@@ -560,19 +570,33 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		classifyGit(c, argv, ctx)
 	case name == "gh":
 		classifyGH(c, argv)
+	case name == "glab":
+		sub, rest := subcommand(argv, map[string]bool{"-R": true, "--repo": true})
+		verb, _ := ghVerb(rest)
+		glabActions(c, sub, rest)
+		switch {
+		case verb == "view" || verb == "list" || verb == "diff" || verb == "status" || verb == "" || sub == "api" && len(c.Actions) == 0:
+			c.raise(policies.ReversibleWrite, "")
+		default:
+			c.raise(policies.ExternalSideEffect, "glab "+sub+" "+verb+" changes GitLab")
+		}
 	case name == "curl":
 		if hasFlag(argv, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "-F", "--form", "-T", "--upload-file", "--json") {
 			c.raise(policies.ExternalSideEffect, "curl sends a request body")
+			requestActions(c, argv)
 		} else if m := flagValue(argv, "-X", "--request"); m != "" && !strings.EqualFold(m, "GET") && !strings.EqualFold(m, "HEAD") {
 			c.raise(policies.ExternalSideEffect, "curl "+strings.ToUpper(m))
+			requestActions(c, argv)
 		} else if hasFlag(argv, "-o", "--output", "-O", "--remote-name") {
 			c.raise(policies.ReversibleWrite, "curl downloads a file")
 		}
 	case name == "wget":
 		if hasFlag(argv, "--post-data", "--post-file", "--body-data", "--body-file") {
 			c.raise(policies.ExternalSideEffect, "wget sends a request body")
+			requestActions(c, argv)
 		} else if m := flagValue(argv, "--method"); m != "" && !strings.EqualFold(m, "GET") {
 			c.raise(policies.ExternalSideEffect, "wget "+strings.ToUpper(m))
+			requestActions(c, argv)
 		} else if !hasFlag(argv, "--spider") {
 			c.raise(policies.ReversibleWrite, "wget downloads a file")
 		}
@@ -638,6 +662,9 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 	case name == "aws" || name == "gcloud" || name == "az" || name == "doctl" || name == "flyctl" || name == "fly" || name == "heroku" || name == "vercel" || name == "netlify" || name == "wrangler" || name == "firebase" || name == "serverless" || name == "sls":
 		classifyCloud(c, argv)
 	case name == "docker" || name == "podman":
+		if why := privilegedContainer(argv); why != "" {
+			c.raise(policies.HighRisk, why)
+		}
 		sub, _ := subcommand(argv, map[string]bool{"-H": true, "--context": true})
 		switch sub {
 		case "push", "login":
@@ -657,6 +684,12 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		}
 	case mailCommands.has(name):
 		c.raise(policies.ExternalSideEffect, name+" sends a message")
+		if name != "osascript" {
+			c.act(policies.ActionMessage, name+" sends a message people read")
+		}
+	case name == "stripe":
+		c.raise(policies.ReversibleWrite, "")
+		stripeActions(c, argv)
 	case dbCommands.has(name):
 		c.raise(policies.ExternalSideEffect, name+" talks to a database")
 		if destructiveSQL(argv) {
@@ -816,10 +849,8 @@ func slicesContains(s []string, w string) bool {
 
 func classifyGH(c *CommandClass, argv []string) {
 	sub, rest := subcommand(argv, map[string]bool{"-R": true, "--repo": true})
-	verb := ""
-	if len(rest) > 1 {
-		verb = rest[1]
-	}
+	verb, _ := ghVerb(rest)
+	ghActions(c, sub, rest)
 	switch {
 	case sub == "pr" && verb == "merge":
 		c.raise(policies.HighRisk, "gh pr merge merges to a shared branch")

@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "99f89632f50413c9496074e767f5992b182980c1ff17b5ad5c1409e87e754fa2"
+const knownDefaultsDigest = "d39c9a86b83f717d5b353b0d399c8e933b8f4aae04b10f65583b673bd1a278ed"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -84,6 +85,35 @@ const (
 	EffectRevise   = "revise"
 )
 
+// Action kinds: acts the judge recognises in a call beyond its risk
+// class, by general patterns over MCP tool names and inputs and over
+// shell commands (judge.Actions). A rule's action field names one.
+const (
+	// ActionMessage sends a message people read: email, chat, a comment
+	// on an issue or pull request, a non-approving review.
+	ActionMessage = "message"
+	// ActionPayment spends or moves money: a charge, payment, refund,
+	// transfer, payout or purchase.
+	ActionPayment = "payment"
+	// ActionAccess grants, changes or revokes someone's access: a
+	// collaborator, member, role, permission, invitation, deploy key or
+	// branch protection.
+	ActionAccess = "access"
+	// ActionApprove approves a review (a pull or merge request).
+	ActionApprove = "approve"
+	// ActionRecord creates or changes a record in an external system of
+	// record (a CRM, tracker, document store, mailbox) through an MCP tool;
+	// code hosts' code objects (branches, files, pull requests) are not
+	// records.
+	ActionRecord = "record"
+	// ActionRevealSecret prints secret-named values of the environment
+	// into the transcript (env | grep TOKEN, printenv API_KEY, echo $TOKEN).
+	ActionRevealSecret = "reveal_secret"
+)
+
+// ActionKinds lists every action kind a rule may name.
+var ActionKinds = []string{ActionMessage, ActionPayment, ActionAccess, ActionApprove, ActionRecord, ActionRevealSecret}
+
 // Rewrite is a revise rule's mechanical amendment: every occurrence of
 // From in the tool input's Field (default "command") becomes To.
 type Rewrite struct {
@@ -127,7 +157,11 @@ type Rule struct {
 	Agents []string `yaml:"agents"`
 	// MinClass restricts the rule to actions at least this severe.
 	MinClass RiskClass `yaml:"min_class"`
-	Reason   string    `yaml:"reason"`
+	// Action is one of ActionKinds: the rule applies to calls the judge
+	// recognises as that kind of act (a message to people, a payment, …),
+	// whatever tool or command performs it.
+	Action string `yaml:"action"`
+	Reason string `yaml:"reason"`
 	// Rewrite makes a revise rule mechanical; without it the revision is
 	// required of the actor and the call is denied.
 	Rewrite *Rewrite `yaml:"rewrite"`
@@ -254,8 +288,11 @@ func (t *Tools) validate() error {
 		if r.Reason == "" && r.Effect != EffectAllow {
 			return fmt.Errorf("rule %s: reason missing (the agent needs one to act on)", r.ID)
 		}
-		if r.Tool == "" && r.Command == "" && r.Path == "" {
-			return fmt.Errorf("rule %s: no pattern (tool, command or path)", r.ID)
+		if r.Tool == "" && r.Command == "" && r.Path == "" && r.Action == "" {
+			return fmt.Errorf("rule %s: no pattern (tool, command, path or action)", r.ID)
+		}
+		if r.Action != "" && !slices.Contains(ActionKinds, r.Action) {
+			return fmt.Errorf("rule %s: action %q: want one of %s", r.ID, r.Action, strings.Join(ActionKinds, ", "))
 		}
 		if r.MinClass != "" && !r.MinClass.Valid() {
 			return fmt.Errorf("rule %s: min_class %q is not a risk class", r.ID, r.MinClass)

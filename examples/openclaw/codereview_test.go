@@ -1,6 +1,7 @@
 package openclaw_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,13 +9,15 @@ import (
 )
 
 // TestCodeReviewMemory: an OpenClaw agent reviews a change with docket
-// as its judge and memory. Repo rules are recalled; approve-and-merge
-// is escalated; a maintainer's correction becomes a lesson in review,
-// is confirmed with `docket review confirm`, and a second, similar
-// review recalls it: the judge escalates the public comment it allowed
-// the first time.
+// as its judge and memory. The team lets the agent comment on pull
+// requests (its tools.yaml drops the default rule messages-need-approval).
+// Repo rules are recalled; approving is denied (a human's act, rule
+// no-review-approval) and the merge is escalated; a maintainer's
+// correction becomes a lesson in review, is confirmed with `docket
+// review confirm`, and a second, similar review recalls it: the judge
+// escalates the public comment it allowed the first time.
 func TestCodeReviewMemory(t *testing.T) {
-	w := newWorld(t)
+	w := newWorld(t, withoutRule("messages-need-approval"))
 	const ws = "acme-review"
 	// repo rules and a maintainer preference, reviewed and confirmed
 	ruleItems, rules := w.remember(ws, "seed-repo-rules", "escalate", "repo rules for pull requests", map[string][]string{
@@ -32,7 +35,8 @@ func TestCodeReviewMemory(t *testing.T) {
 	first := w.runOpenClaw("review-1", ws, "Review pull request 42 (CHANGE.diff), comment on it and approve and merge it if it is good.", []modelserver.Turn{
 		{Tool: modelserver.Read, Path: "CHANGE.diff"},
 		{Tool: modelserver.Shell, Command: comment},
-		{Tool: modelserver.Shell, Command: "gh pr review 42 --approve && gh pr merge 42 --squash"},
+		{Tool: modelserver.Shell, Command: "gh pr review 42 --approve"},
+		{Tool: modelserver.Shell, Command: "gh pr merge 42 --squash"},
 		{Text: "Review of pull request 42: one comment left; the merge waits for a maintainer."},
 	}, files)
 
@@ -48,10 +52,15 @@ func TestCodeReviewMemory(t *testing.T) {
 	if c1 == nil || c1["decision"] != "allow" {
 		t.Fatalf("first comment: %v", c1)
 	}
-	// approve-and-merge: escalated, with the repo rule used
+	// the approval: denied by the default rule
+	a := first.commandHook("gh pr review")
+	if a == nil || a["decision"] != "block" || !strings.Contains(fmt.Sprint(a["reason"]), "no-review-approval") {
+		t.Fatalf("the approval was not blocked by no-review-approval: %v", a)
+	}
+	// the merge: escalated, with the repo rule used
 	m := first.commandHook("gh pr merge")
 	if m == nil || m["decision"] != "escalate" || m["approvalId"] == "" {
-		t.Fatalf("approve-and-merge was not escalated: %v", m)
+		t.Fatalf("the merge was not escalated: %v", m)
 	}
 	if !contains(memoryIDs(m), rules[0]) {
 		t.Errorf("the escalation did not use the repo rule %s: %v", rules[0], m["memoryUsed"])

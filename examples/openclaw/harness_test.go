@@ -66,7 +66,9 @@ type world struct {
 	serve    *exec.Cmd
 }
 
-func newWorld(t *testing.T) *world {
+// newWorld starts a state root, tokens and a docket server; each option
+// runs after `docket init` and before the server starts.
+func newWorld(t *testing.T, opts ...func(*world)) *world {
 	t.Helper()
 	buildDocket(t)
 	requireOpenClaw(t)
@@ -78,8 +80,37 @@ func newWorld(t *testing.T) *world {
 	w.docket("init")
 	w.runtime = w.token("runtime", "oc-test")
 	w.reviewer = w.token("reviewer", "maintainer")
+	for _, o := range opts {
+		o(w)
+	}
 	w.startServe()
 	return w
+}
+
+// withoutRule is a newWorld option: the state root's tools.yaml drops
+// the default rule id, and a maintainer approves the change.
+func withoutRule(id string) func(*world) {
+	return func(w *world) {
+		w.t.Helper()
+		p := filepath.Join(w.root, "docket", "policies", "tools.yaml")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		start := bytes.Index(b, []byte("  - id: "+id+"\n"))
+		if start < 0 {
+			w.t.Fatalf("tools.yaml has no rule %s", id)
+		}
+		end := bytes.Index(b[start+1:], []byte("\n  - id: "))
+		if end < 0 {
+			w.t.Fatalf("rule %s is the last rule of tools.yaml", id)
+		}
+		cut := append(append([]byte(nil), b[:start]...), b[start+1+end+1:]...)
+		if err := os.WriteFile(p, cut, 0o600); err != nil {
+			w.t.Fatal(err)
+		}
+		w.docket("policy", "approve", "--yes")
+	}
 }
 
 func (w *world) docket(args ...string) string {

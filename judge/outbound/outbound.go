@@ -21,6 +21,7 @@ package outbound
 
 import (
 	"encoding/base64"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -597,6 +598,9 @@ func secrets(text string, unavailable *bool) []Finding {
 		}
 		fs = append(fs, Finding{Kind: Secret, Rule: "docket:credential_assignment", Start: m[2], End: m[3]})
 	}
+	if strings.Contains(text, "://") {
+		fs = append(fs, urlCredentials(text)...)
+	}
 	rule := firewall.Secret(text)
 	if rule == "" {
 		return fs
@@ -623,6 +627,103 @@ func secrets(text string, unavailable *bool) []Finding {
 	if !found {
 		// a match we cannot place: the whole text is the span
 		fs = append(fs, Finding{Kind: Secret, Rule: rule, Start: 0, End: len(text)})
+	}
+	return fs
+}
+
+// urlRun is a URL: a scheme, "://" and the characters a URL runs to.
+var urlRun = lazy("(?i)\\b[a-z][a-z0-9+.-]*://[^\\s\"'<>`\\\\]+")
+
+// awsKeyID and awsSecretKey are the two halves of an AWS access key pair.
+var (
+	awsKeyID     = lazy(`^(?:AKIA|ASIA)[0-9A-Z]{16}$`)
+	awsSecretKey = lazy(`^[A-Za-z0-9/+]{40}$`)
+)
+
+// credentialParams are query parameter names (lower case, without _ - .)
+// that carry a credential: API keys, access and auth tokens, passwords,
+// client secrets. Paging and CSRF tokens are not among them.
+var credentialParams = words{"apikey", "accesskey", "accesskeyid", "awsaccesskeyid", "secret", "secretkey", "secretaccesskey",
+	"awssecretaccesskey", "token", "accesstoken", "authtoken", "apitoken", "privatetoken", "refreshtoken", "idtoken",
+	"sessiontoken", "xamzsecuritytoken", "password", "passwd", "pwd", "clientsecret", "auth", "authorization",
+	"credential", "credentials", "bearer", "jwt", "privatekey", "apisecret", "appsecret", "consumersecret", "signingkey"}
+
+// urlCredentials finds credentials in the URLs of text: a URL's query
+// string or fragment is data sent to its host, so a credential there
+// leaves the machine with the request. It reports the value of a
+// credential-named parameter (token=, api_key=, password=, …) that is
+// not a placeholder, a value of one of the built-in token shapes, an
+// AWS access key pair (a key id and a 40-character secret key in one
+// URL, whatever the parameters are called and documentation marks or
+// not: the pair is a credential handed over), and the password of a
+// URL's user information (https://user:password@host).
+func urlCredentials(text string) []Finding {
+	var fs []Finding
+	for _, loc := range urlRun().FindAllStringIndex(text, -1) {
+		u := text[loc[0]:loc[1]]
+		// user information: scheme://user:password@host
+		if i := strings.Index(u, "://"); i >= 0 {
+			auth := u[i+3:]
+			if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+				auth = auth[:j]
+			}
+			if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+				if c := strings.IndexByte(auth[:at], ':'); c >= 0 && !placeholder(auth[c+1:at]) && len(auth[c+1:at]) >= 6 {
+					// user and password: the finding starts before what
+					// the address detector would read as a mailbox
+					start := loc[0] + i + 3
+					fs = append(fs, Finding{Kind: Secret, Rule: "docket:url_credential", Start: start, End: start + at})
+				}
+			}
+		}
+		q := strings.IndexAny(u, "?#")
+		if q < 0 {
+			continue
+		}
+		type param struct {
+			start, end int // of the value in text
+			val        string
+		}
+		var keyIDs, secretKeys []param
+		off := loc[0] + q + 1
+		for _, kv := range strings.FieldsFunc(u[q+1:], func(r rune) bool { return r == '&' || r == ';' || r == '#' || r == '?' }) {
+			at := strings.Index(text[off:loc[1]], kv)
+			if at < 0 {
+				continue
+			}
+			kvStart := off + at
+			off = kvStart + len(kv)
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || v == "" {
+				continue
+			}
+			vs := kvStart + len(k) + 1
+			p := param{vs, vs + len(v), v}
+			if dv, err := url.QueryUnescape(v); err == nil {
+				p.val = dv
+			}
+			name := strings.NewReplacer("_", "", "-", "", ".", "").Replace(strings.ToLower(k))
+			if dk, err := url.QueryUnescape(name); err == nil {
+				name = dk
+			}
+			switch {
+			case builtinSecret().MatchString(p.val) && !strings.Contains(p.val, "EXAMPLE"):
+				fs = append(fs, Finding{Kind: Secret, Rule: "docket:url_credential", Start: p.start, End: p.end})
+			case credentialParams.has(name) && len(p.val) >= 8 && !placeholder(p.val):
+				fs = append(fs, Finding{Kind: Secret, Rule: "docket:url_credential", Start: p.start, End: p.end})
+			}
+			switch {
+			case awsKeyID().MatchString(p.val):
+				keyIDs = append(keyIDs, p)
+			case awsSecretKey().MatchString(p.val):
+				secretKeys = append(secretKeys, p)
+			}
+		}
+		if len(keyIDs) > 0 && len(secretKeys) > 0 {
+			for _, p := range append(keyIDs, secretKeys...) {
+				fs = append(fs, Finding{Kind: Secret, Rule: "docket:aws_key_pair", Start: p.start, End: p.end})
+			}
+		}
 	}
 	return fs
 }
