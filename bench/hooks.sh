@@ -20,6 +20,9 @@
 #   -trimpath -ldflags "-s -w" -o /tmp/old/ ./cmd/docket-ledger ./cmd/docket-gate ./cmd/docket-judge)
 # ); each hook's row is then followed by the baseline's, in the same
 # interleaved run, so the two builds are compared under the same load.
+# Put that build's docket beside them (./cmd/docket) when its default
+# policies differ from this build's: the baseline's state root is then
+# initialised by it.
 # A process runs measurably slower right after one that wrote and synced
 # (the gate with a claim appends its decision), so on a loaded machine
 # the row after it is penalised: BASELINE_FIRST=1 puts each baseline row
@@ -46,17 +49,22 @@ mkdir -p "$bin"
 	./cmd/docket ./cmd/docket-ledger ./cmd/docket-gate ./cmd/docket-judge ./bench/noop ./bench/spawn ./bench/genledger)
 
 export DOCKET_HOME=$work/home
-"$bin/docket" init >/dev/null
 proj=$work/proj
 mkdir -p "$proj/.git"
 echo 'ref: refs/heads/main' >"$proj/.git/HEAD"
 printf 'module example.com/bench\n\ngo 1.22\n' >"$proj/go.mod"
 
+# setup_home DIR DOCKET: a state root initialised by that docket (its own
+# default policies), with the long ledger and the memories
+setup_home() {
+	DOCKET_HOME=$1 "$2" init >/dev/null
+	DOCKET_HOME=$1 "$bin/genledger" -n "$ENTRIES" -session bench-gate -cwd "$proj"
+	(cd "$root" && DOCKET_HOME=$1 go run ./judge/internal/seedstore -n "$MEMORIES" -workspace "$proj" >/dev/null)
+}
 t0=$(date +%s.%N)
-"$bin/genledger" -n "$ENTRIES" -session bench-gate -cwd "$proj"
+setup_home "$DOCKET_HOME" "$bin/docket"
 t1=$(date +%s.%N)
-(cd "$root" && go run ./judge/internal/seedstore -n "$MEMORIES" -workspace "$proj" >/dev/null)
-echo "setup: $ENTRIES ledger entries in $(python3 -c "print(round($t1-$t0,1))") s, $MEMORIES memories"
+echo "setup: $ENTRIES ledger entries and $MEMORIES memories in $(python3 -c "print(round($t1-$t0,1))") s"
 
 cp "$root/testdata/realdata/payloads/PostToolUse__serverless-plugins__002.json" "$work/ledger.json"
 stop() { printf '{"session_id":"bench-gate","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"%s"}' "$proj" "$1"; }
@@ -86,9 +94,16 @@ if [ -n "$base" ]; then
 	mkdir -p "$work/base"
 	cp "$base/docket-ledger" "$base/docket-gate" "$base/docket-judge" "$work/base/"
 	base=$work/base
-	# the baseline's own copy of the state root: two builds on one root
-	# would each find the other's compiled-policy cache and rebuild it
-	cp -a "$DOCKET_HOME" "$work/home-base"
+	# the baseline's own state root: two builds on one root would each
+	# find the other's compiled-policy cache and rebuild it. With its
+	# docket binary beside its hooks, the baseline initialises the root
+	# itself (its own default policies: another build's may not load);
+	# without it, the root is a copy of this build's.
+	if [ -x "$BASELINE_BIN_DIR/docket" ]; then
+		setup_home "$work/home-base" "$BASELINE_BIN_DIR/docket"
+	else
+		cp -a "$DOCKET_HOME" "$work/home-base"
+	fi
 	DOCKET_HOME=$work/home-base "$base/docket-gate" <"$work/stop-claim.json" >/dev/null # its cold stop
 fi
 # Settle: the hooks' caches of the approval check and of the compiled

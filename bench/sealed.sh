@@ -36,19 +36,24 @@ mkdir -p "$bin"
 	./cmd/docket ./cmd/docket-ledger ./cmd/docket-gate ./cmd/docket-judge ./cmd/docket-hook ./bench/noop ./bench/spawn ./bench/genledger)
 
 export DOCKET_HOME=$work/home
-"$bin/docket" init >/dev/null
 proj=$work/proj
 mkdir -p "$proj/.git"
 echo 'ref: refs/heads/main' >"$proj/.git/HEAD"
 printf 'module example.com/bench\n\ngo 1.22\n' >"$proj/go.mod"
-# one session for the daemon, one for the in-process rows: in sealed mode
-# only the daemon writes a ledger, and its kept per-session state is
-# dropped whenever another process appends
-"$bin/genledger" -n "$ENTRIES" -session bench-gate -cwd "$proj"
-"$bin/genledger" -n "$ENTRIES" -session bench-gate-local -cwd "$proj"
+# setup_home DIR DOCKET: a state root initialised by that docket (its own
+# default policies: another build's may not load), with one session for
+# the daemon and one for the in-process rows: in sealed mode only the
+# daemon writes a ledger, and its kept per-session state is dropped
+# whenever another process appends
+setup_home() {
+	DOCKET_HOME=$1 "$2" init >/dev/null
+	DOCKET_HOME=$1 "$bin/genledger" -n "$ENTRIES" -session bench-gate -cwd "$proj"
+	DOCKET_HOME=$1 "$bin/genledger" -n "$ENTRIES" -session bench-gate-local -cwd "$proj"
+}
+setup_home "$DOCKET_HOME" "$bin/docket"
 
 base=${BASELINE_BIN_DIR:-}
-[ -n "$base" ] && cp -a "$DOCKET_HOME" "$work/home-base"
+[ -n "$base" ] && setup_home "$work/home-base" "$base/docket"
 
 sock=$work/docket.sock
 "$bin/docket" serve --addr "" --socket "$sock" 2>"$work/serve.log" &

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/docket/docket/policies"
@@ -651,12 +652,17 @@ func hostSensitive(src string) bool {
 // --- secrets printed ----------------------------------------------------
 
 // secretName matches an environment variable name or a filter pattern
-// that names credentials.
-var secretName = regexp.MustCompile(`(?i)token|secret|passw|passphrase|credential|api[_-]?key|apikey|access[_-]?key|private[_-]?key|auth|bearer|session|cookie|signing|(^|[^a-z])(key|pat|pwd)([^a-z]|$)`)
+// that names credentials. It compiles on first use, as secretRef does:
+// most calls print nothing, and a hook must not pay for it at start-up.
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)token|secret|passw|passphrase|credential|api[_-]?key|apikey|access[_-]?key|private[_-]?key|auth|bearer|session|cookie|signing|(^|[^a-z])(key|pat|pwd)([^a-z]|$)`)
+})
 
 // secretRef matches $NAME and ${NAME…} references whose value is
 // expanded ( ${#NAME} is a length, ${NAME:+x} the word x ).
-var secretRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)(\}|:[-=?]|$|[^A-Za-z0-9_:}])`)
+var secretRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)(\}|:[-=?]|$|[^A-Za-z0-9_:}])`)
+})
 
 // envDump reports a command that prints the whole environment: env or
 // printenv without a command or name, set, export -p, declare -x, or a
@@ -701,14 +707,14 @@ func secretPrinter(raw []string) string {
 	switch path.Base(raw[0]) {
 	case "printenv":
 		for _, w := range raw[1:] {
-			if !strings.HasPrefix(w, "-") && secretName.MatchString(w) {
+			if !strings.HasPrefix(w, "-") && secretName().MatchString(w) {
 				return "printenv " + w
 			}
 		}
 	case "echo", "printf":
 		for _, w := range raw[1:] {
-			for _, m := range secretRef.FindAllStringSubmatch(w, -1) {
-				if secretName.MatchString(m[1]) {
+			for _, m := range secretRef().FindAllStringSubmatch(w, -1) {
+				if secretName().MatchString(m[1]) {
 					return path.Base(raw[0]) + " $" + m[1]
 				}
 			}
@@ -755,12 +761,12 @@ func revealsSecrets(pl [][]string) string {
 			return ""
 		}
 		for _, a := range seg.Argv[1:] {
-			if !strings.HasPrefix(a, "-") && secretName.MatchString(a) {
+			if !strings.HasPrefix(a, "-") && secretName().MatchString(a) {
 				filtered = true
 				what += " | " + name + " " + a
 				break
 			}
-			if strings.HasPrefix(a, "-e") && len(a) > 2 && secretName.MatchString(a[2:]) || strings.HasPrefix(a, "--regexp=") && secretName.MatchString(a) {
+			if strings.HasPrefix(a, "-e") && len(a) > 2 && secretName().MatchString(a[2:]) || strings.HasPrefix(a, "--regexp=") && secretName().MatchString(a) {
 				filtered = true
 				what += " | " + name + " " + a
 				break
