@@ -24,6 +24,7 @@ import (
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/regular"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
 )
@@ -41,7 +42,8 @@ type Gate struct {
 	LexiconVersion string
 	BindingVersion string
 	// Open opens the files the payload names (transcript_path,
-	// agent_transcript_path); nil is os.Open. The sealed-mode daemon's
+	// agent_transcript_path); nil is regular.Open (a FIFO or a device is
+	// refused, never waited on). The sealed-mode daemon's opener also
 	// refuses a file its caller could not read itself.
 	Open func(path string) (*os.File, error)
 }
@@ -51,7 +53,7 @@ func (g *Gate) open(path string) (*os.File, error) {
 	if g.Open != nil {
 		return g.Open(path)
 	}
-	return os.Open(path)
+	return regular.Open(path)
 }
 
 // Outcome is what the gate decided, for callers and tests.

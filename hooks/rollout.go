@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/docket/docket/internal/regular"
 )
 
 // MaxRolloutRead bounds how much of the end of a Codex rollout file
@@ -33,14 +35,14 @@ func ResolveExit(e *Event) bool {
 }
 
 // ResolveExitWith is ResolveExit opening the rollout file with open (nil
-// is os.Open): the sealed-mode daemon's opener refuses a file its caller
+// is regular.Open): the sealed-mode daemon's opener refuses a file its caller
 // could not read itself.
 func ResolveExitWith(e *Event, open func(path string) (*os.File, error)) bool {
 	if e == nil || !e.ExitUnknown || e.Runtime != Codex || e.TranscriptPath == "" || e.ToolUseID == "" {
 		return false
 	}
 	if open == nil {
-		open = os.Open
+		open = regular.Open
 	}
 	code, ok := codexRolloutExit(open, e.TranscriptPath, e.ToolUseID)
 	if !ok {

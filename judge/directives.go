@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/docket/docket/internal/regular"
 	"github.com/docket/docket/judge/outbound"
 	"github.com/docket/docket/policies"
 )
@@ -118,7 +121,7 @@ func (f outFinding) match() string { return f.in.text[f.Start:f.End] }
 // checkDirectives runs the prime directives over p. ok is false when no
 // directive fired.
 func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision) (Judgment, bool) {
-	texts, unknown := outboundTexts(p, set)
+	texts, unknown := outboundTexts(p, set, e.Open)
 	if len(texts) == 0 && len(unknown) == 0 {
 		return Judgment{}, false
 	}
@@ -230,7 +233,7 @@ func (e *Engine) checkDirectives(set *PolicySet, p *ActionProposal, d *Decision)
 	case Revise:
 		amended, err := redactInput(p, redact)
 		if err == nil {
-			if again, _ := outboundTexts(&ActionProposal{Tool: p.Tool, Input: amended, Context: p.Context}, set); anyFinding(again) {
+			if again, _ := outboundTexts(&ActionProposal{Tool: p.Tool, Input: amended, Context: p.Context}, set, e.Open); anyFinding(again) {
 				err = fmt.Errorf("the redacted call still matches")
 			}
 		}
@@ -403,7 +406,7 @@ func isWordByte(c byte) bool {
 
 // outboundTexts lists the text p sends out, and the bodies it sends that
 // docket cannot read (a file outside the project, too large, unreadable).
-func outboundTexts(p *ActionProposal, set *PolicySet) ([]outText, []string) {
+func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.File, error)) ([]outText, []string) {
 	if p == nil {
 		return nil, nil
 	}
@@ -414,7 +417,7 @@ func outboundTexts(p *ActionProposal, set *PolicySet) ([]outText, []string) {
 		if json.Unmarshal(p.Input, &in) != nil || in.Command == "" {
 			return nil, nil
 		}
-		return bashOutbound(in.Command, p.Context.Cwd, p.Context.ProjectRoot)
+		return bashOutbound(in.Command, p.Context.Cwd, p.Context.ProjectRoot, open)
 	}
 	if (set == nil || set.Directives == nil) && !defaultOutboundShape(p.Tool.Name) {
 		return nil, nil // the default list names only these: skip parsing it
@@ -531,8 +534,8 @@ var fileFlags = words{
 	"--body-file", "--file", "-T", "--upload-file", "--post-file", "--input", "--notes-file",
 }
 
-func bashOutbound(cmd, cwd, root string) ([]outText, []string) {
-	return bashOutboundDepth(cmd, cmd, cwd, root, 0)
+func bashOutbound(cmd, cwd, root string, open func(string) (*os.File, error)) ([]outText, []string) {
+	return bashOutboundDepth(cmd, cmd, cwd, root, open, 0)
 }
 
 // readers are commands whose file arguments become their output: piped
@@ -544,7 +547,7 @@ var readers = words{"cat", "head", "tail", "tac", "base64", "base32", "xxd", "od
 // redactions rewrite). The whole line of a command that sends something
 // out counts as outbound: pipes, variables and substitutions can carry any
 // part of it out.
-func bashOutboundDepth(line, cmd, cwd, root string, depth int) ([]outText, []string) {
+func bashOutboundDepth(line, cmd, cwd, root string, open func(string) (*os.File, error), depth int) ([]outText, []string) {
 	if depth > maxShellDepth {
 		return []outText{{where: "command", text: line, rewritable: true, trailers: true}}, nil
 	}
@@ -574,7 +577,7 @@ func bashOutboundDepth(line, cmd, cwd, root string, depth int) ([]outText, []str
 		for si, raw := range pipe {
 			s := strip(raw)
 			if inner, ok := shellString(s); ok {
-				t, u := bashOutboundDepth(inner, cmd, cwd, root, depth+1)
+				t, u := bashOutboundDepth(inner, cmd, cwd, root, open, depth+1)
 				if len(t) > 0 || len(u) > 0 {
 					any = true
 					texts, unknown = append(texts, t...), append(unknown, u...)
@@ -659,7 +662,7 @@ func bashOutboundDepth(line, cmd, cwd, root string, depth int) ([]outText, []str
 			continue
 		}
 		seen[f] = true
-		t, why := readOutboundFile(f, fileSeg[i].Cwd, cwd, root)
+		t, why := readOutboundFile(f, fileSeg[i].Cwd, cwd, root, open)
 		switch {
 		case why == "missing":
 			// written by this very line: what the line writes is in it
@@ -852,10 +855,10 @@ func looksLikePath(f string) bool {
 	return strings.ContainsAny(f, "./") || !strings.ContainsAny(f, ":?&")
 }
 
-// readOutboundFile reads a body file for scanning. why is "" when text
-// is the file's content, "missing" when it does not exist yet, else why
-// docket will not read it.
-func readOutboundFile(f, segCwd, cwd, root string) (text, why string) {
+// readOutboundFile reads a body file for scanning, opened with open (see
+// Engine.Open). why is "" when text is the file's content, "missing"
+// when it does not exist yet, else why docket will not read it.
+func readOutboundFile(f, segCwd, cwd, root string, open func(string) (*os.File, error)) (text, why string) {
 	base := segCwd
 	if base == "" {
 		base = cwd
@@ -889,19 +892,15 @@ func readOutboundFile(f, segCwd, cwd, root string) (text, why string) {
 	if !inside {
 		return "", "outside the project"
 	}
-	st, err := os.Stat(p)
+	b, err := regular.ReadFile(open, p, maxOutboundFile)
 	switch {
-	case os.IsNotExist(err):
+	case errors.Is(err, fs.ErrNotExist):
 		return "", "missing"
-	case err != nil:
-		return "", "unreadable"
-	case st.IsDir():
-		return "", "a directory"
-	case st.Size() > maxOutboundFile:
+	case errors.Is(err, regular.ErrNotRegular):
+		return "", "not a regular file"
+	case errors.Is(err, regular.ErrTooLarge):
 		return "", "larger than docket scans"
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
+	case err != nil:
 		return "", "unreadable"
 	}
 	return string(b), ""

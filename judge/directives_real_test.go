@@ -37,7 +37,7 @@ func TestDirectivesRealPayloads(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		texts, unknown := outboundTexts(p, set)
+		texts, unknown := outboundTexts(p, set, nil)
 		if len(texts) == 0 && len(unknown) == 0 {
 			continue
 		}

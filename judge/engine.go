@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,6 +131,10 @@ type Engine struct {
 	// Trust applies monitoring levels and reads the session's origin
 	// (trust.go); nil leaves levels out (tags are still set).
 	Trust *Trust
+	// Open opens the files a proposal names that the judge reads (a body
+	// file a command sends out); nil is regular.Open. docket serve sets
+	// one that reads only what the calling uid could read itself.
+	Open func(path string) (*os.File, error)
 	// Interrupt, when set, derives the context of each wait that can be
 	// long (recall, the model judge, a headless approval, the store
 	// write-back): docket-judge cancels it on SIGINT. It is called only

@@ -22,6 +22,7 @@ import (
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/canonjson"
+	"github.com/docket/docket/internal/regular"
 	"github.com/docket/docket/policies"
 )
 
@@ -296,9 +297,14 @@ func strPtr(s string) *string { return &s }
 
 // gitInfo finds the git work tree containing cwd by walking up to a .git
 // entry (no git process is run) and reads its current branch from HEAD.
+// Both reads are of regular files only (regular.ReadFile): a FIFO named
+// .git or HEAD in the agent's tree must not hold the judge.
 func gitInfo(cwd string) (root, branch string) {
 	return gitWalk(cwd, true)
 }
+
+// maxGitFile bounds a .git file or HEAD the judge reads.
+const maxGitFile = 4096
 
 // gitWalk is gitInfo; it reads the branch only when asked to.
 func gitWalk(cwd string, withBranch bool) (root, branch string) {
@@ -315,7 +321,7 @@ func gitWalk(cwd string, withBranch bool) (root, branch string) {
 			head := filepath.Join(g, "HEAD")
 			if !st.IsDir() {
 				// a worktree or submodule: "gitdir: <path>"
-				if b, err := os.ReadFile(g); err == nil {
+				if b, err := regular.ReadFile(nil, g, maxGitFile); err == nil {
 					if gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
 						if !filepath.IsAbs(gd) {
 							gd = filepath.Join(dir, gd)
@@ -324,7 +330,7 @@ func gitWalk(cwd string, withBranch bool) (root, branch string) {
 					}
 				}
 			}
-			if b, err := os.ReadFile(head); err == nil {
+			if b, err := regular.ReadFile(nil, head, maxGitFile); err == nil {
 				if ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/"); ok {
 					branch = ref
 				}

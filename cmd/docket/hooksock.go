@@ -21,6 +21,7 @@ import (
 	"github.com/docket/docket/internal/hookclient"
 	"github.com/docket/docket/internal/judgehook"
 	"github.com/docket/docket/internal/ledgerhook"
+	"github.com/docket/docket/internal/regular"
 	"github.com/docket/docket/judge"
 	"github.com/docket/docket/judge/storeadapter"
 	"github.com/docket/docket/ledger"
@@ -148,7 +149,7 @@ func (d *hookDaemon) funcs() map[string]server.HookFunc {
 		hookclient.RouteJudge: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
 			return judgehook.Main(ctx, c.Args, bytes.NewReader(c.Stdin), stdout, stderr, judgehook.Options{
-				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder, Admit: d.admit(peer)})
+				Getenv: c.Getenv, Peer: &peer, Wire: wire, LoadPolicySet: d.policySet, OpenLedger: d.recorder, Admit: d.admit(peer), Open: callerOpener(peer)})
 		},
 		hookclient.RouteLedger: func(ctx context.Context, c server.HookCall, stdout, stderr io.Writer) int {
 			peer := c.Peer
@@ -262,7 +263,7 @@ var errCallerCannotRead = errors.New("is not readable by the caller")
 
 // callerOpener is the hooks' opener for the files a payload names
 // (gate.Gate.Open, hooks.ResolveExitWith) when the daemon runs them for
-// peer. For the daemon's own uid it is os.Open. For another it checks
+// peer. For the daemon's own uid it is regular.Open. For another it checks
 // the file it opened, not the path (which the caller may swap between a
 // check and an open, a symlink or a directory it owns): the path is
 // opened read-only and non-blocking (a FIFO must not hold the daemon),
@@ -272,7 +273,7 @@ var errCallerCannotRead = errors.New("is not readable by the caller")
 // is refused and the file closed.
 func callerOpener(peer hookclient.Peer) func(path string) (*os.File, error) {
 	if int(peer.UID) == os.Geteuid() {
-		return os.Open
+		return regular.Open
 	}
 	return func(path string) (*os.File, error) { return openAsCaller(path, peer.UID) }
 }

@@ -84,6 +84,10 @@ type Options struct {
 	// it (the daemon: a transcript the caller could not read); an error
 	// fails the call.
 	Admit func(*hooks.Event) error
+	// Open, when set, opens the files the proposal names that the judge
+	// reads (judge.Engine.Open; the daemon: it refuses a file the caller
+	// could not read itself).
+	Open func(path string) (*os.File, error)
 }
 
 type usageErr struct{ msg string }
@@ -217,6 +221,7 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 	e := judge.NewEngine(h, set)
 	e.Headless = headless
 	e.Interrupt = o.Interrupt
+	e.Open = o.Open
 	var warnings []string
 	if p := set.Judges.Model.Provider; p != "" && p != "none" {
 		// the model's key is read from this process's environment: the

@@ -58,7 +58,7 @@ type Options struct {
 	// read); an error fails the call.
 	Admit func(*hooks.Event) error
 	// Open, when set, opens the files the payload names (a Codex
-	// rollout) instead of os.Open (the daemon: it refuses a file the
+	// rollout) instead of regular.Open (the daemon: it refuses a file the
 	// caller could not read, checked on the file it opened).
 	Open func(path string) (*os.File, error)
 }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package regular
+
+const openFlags = 0

@@ -1,0 +1,60 @@
+// Package regular opens the files a hook reads because a payload or the
+// agent's working tree names them (a transcript, a Codex rollout, a body
+// file a command sends out, a .git file): never waiting on a FIFO or a
+// device, and only when what was opened is a regular file. A hook that
+// blocked on a FIFO would run into its runtime's timeout, and runtimes
+// fail open on a timeout.
+package regular
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ErrNotRegular is returned for a path that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Open opens path for reading without blocking, and returns it only when
+// it is a regular file (symlinks followed).
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%v)", ErrNotRegular, st.Mode().Type())}
+	}
+	return f, nil
+}
+
+// ErrTooLarge is returned by ReadFile for a file over its limit.
+var ErrTooLarge = errors.New("larger than the limit")
+
+// ReadFile reads the regular file at path, opened with open (Open when
+// nil), when it holds at most max bytes.
+func ReadFile(open func(string) (*os.File, error), path string, max int64) ([]byte, error) {
+	if open == nil {
+		open = Open
+	}
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, &os.PathError{Op: "read", Path: path, Err: ErrTooLarge}
+	}
+	return b, nil
+}

@@ -1,0 +1,77 @@
+//go:build unix
+
+package regular
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		path string
+		want error // nil: opens
+	}{
+		{"regular file", file, nil},
+		{"FIFO without a writer", fifo, ErrNotRegular},
+		{"link to a FIFO", link, ErrNotRegular},
+		{"directory", dir, ErrNotRegular},
+		{"character device", os.DevNull, ErrNotRegular},
+		{"missing", filepath.Join(dir, "nope"), os.ErrNotExist},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				f, err := Open(tc.path)
+				if err == nil {
+					f.Close()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+					t.Fatalf("Open(%s) = %v, want %v", tc.path, err, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("Open(%s) did not return within 5 s", tc.path)
+			}
+		})
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFile(nil, p, 10); err != nil || string(b) != "0123456789" {
+		t.Fatalf("ReadFile at the limit = %q, %v", b, err)
+	}
+	if _, err := ReadFile(nil, p, 9); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ReadFile over the limit: %v, want ErrTooLarge", err)
+	}
+	refused := errors.New("refused")
+	if _, err := ReadFile(func(string) (*os.File, error) { return nil, refused }, p, 10); !errors.Is(err, refused) {
+		t.Fatalf("ReadFile with a refusing opener: %v", err)
+	}
+}
