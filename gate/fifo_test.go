@@ -22,7 +22,9 @@ func TestGateTranscriptFIFO(t *testing.T) {
 	}
 	g := testGate(t, &memLedger{})
 	done := make(chan *Result, 1)
-	go func() { done <- g.Stop(&hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, SessionID: "s1", TranscriptPath: p}) }()
+	go func() {
+		done <- g.Stop(&hooks.Event{Runtime: hooks.Claude, Name: hooks.Stop, SessionID: "s1", TranscriptPath: p})
+	}()
 	select {
 	case r := <-done:
 		if r.Outcome != Block || !strings.Contains(r.Anomaly, "not a regular file") {
