@@ -13,13 +13,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/regular"
 )
 
 //go:embed defaults
@@ -118,7 +118,7 @@ func Version(srcs ...Source) string {
 }
 
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path) // a delegate in the agent's tree may be a FIFO
 	if err != nil {
 		return nil, err
 	}

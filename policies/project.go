@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/regular"
 )
 
 // ProjectRoot returns the project a working directory belongs to: the
@@ -106,7 +107,7 @@ func CommandFits(root, cmd string) bool {
 			target = f[1]
 		}
 		for _, name := range []string{"GNUmakefile", "makefile", "Makefile"} {
-			if b, err := os.ReadFile(filepath.Join(root, name)); err == nil {
+			if b, err := regular.ReadFile(nil, filepath.Join(root, name), MaxPolicySize); err == nil {
 				return target == "" || hasMakeTarget(b, target)
 			}
 		}
@@ -119,7 +120,7 @@ func CommandFits(root, cmd string) bool {
 		case len(f) > 1:
 			script = f[1]
 		}
-		b, err := os.ReadFile(filepath.Join(root, "package.json"))
+		b, err := regular.ReadFile(nil, filepath.Join(root, "package.json"), MaxPolicySize)
 		if err != nil {
 			return false
 		}
