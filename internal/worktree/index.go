@@ -7,10 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/docket/docket/internal/regular"
 )
 
 // maxIndexSize bounds the git index read.
 const maxIndexSize = 512 << 20
+
+// maxGitFile bounds the other git files read (.git, commondir, config,
+// info/exclude) and each .gitignore.
+const maxGitFile = 4 << 20
 
 var errBadIndex = errors.New("malformed git index")
 
@@ -24,7 +30,7 @@ func gitDirs(root string) (gitDir, common string) {
 		return "", ""
 	}
 	if !st.IsDir() {
-		b, err := os.ReadFile(gitDir)
+		b, err := regular.ReadFile(nil, gitDir, maxGitFile)
 		if err != nil {
 			return "", ""
 		}
@@ -38,7 +44,7 @@ func gitDirs(root string) (gitDir, common string) {
 		gitDir = gd
 	}
 	common = gitDir
-	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if c, err := regular.ReadFile(nil, filepath.Join(gitDir, "commondir"), maxGitFile); err == nil {
 		cd := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(gitDir, cd)
@@ -144,7 +150,7 @@ func readTracked(root string) []string {
 	if gitDir == "" {
 		return nil
 	}
-	f, err := os.Open(filepath.Join(gitDir, "index"))
+	f, err := regular.Open(filepath.Join(gitDir, "index"))
 	if err != nil {
 		return nil
 	}
@@ -158,7 +164,7 @@ func readTracked(root string) []string {
 		return nil
 	}
 	oid := 20
-	if cfg, err := os.ReadFile(filepath.Join(common, "config")); err == nil && objectFormatSHA256(cfg) {
+	if cfg, err := regular.ReadFile(nil, filepath.Join(common, "config"), maxGitFile); err == nil && objectFormatSHA256(cfg) {
 		oid = 32
 	}
 	paths, err := trackedPaths(b, oid)

@@ -23,3 +23,5 @@ func lstatAt(_ *os.File, dir, name string) (stat, error) {
 }
 
 const openNoFollow = 0
+
+const openDirFlags = 0

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/docket/docket/internal/regular"
 )
 
 // Version names the digest scheme; it prefixes every manifest.
@@ -254,7 +256,7 @@ func (w *walker) dir(dir, rel string, patterns []pattern) {
 // list reads one directory: its files (with stat), the subdirectories
 // to descend into, and the patterns in force below it.
 func (w *walker) list(dir, rel string, patterns []pattern) (files []walkFile, subdirs []string, pats []pattern, err error) {
-	d, err := os.Open(dir)
+	d, err := os.OpenFile(dir, os.O_RDONLY|openDirFlags, 0) // a FIFO swapped in fails, never blocks
 	if err != nil {
 		if rel != "" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)) {
 			return nil, nil, patterns, nil // vanished or unreadable: absent
@@ -272,7 +274,7 @@ func (w *walker) list(dir, rel string, patterns []pattern) (files []walkFile, su
 	pats = patterns
 	for _, e := range ents {
 		if e.Name() == ".gitignore" && e.Type().IsRegular() {
-			if data, err := os.ReadFile(filepath.Join(dir, ".gitignore")); err == nil {
+			if data, err := regular.ReadFile(nil, filepath.Join(dir, ".gitignore"), maxGitFile); err == nil {
 				if own := parseIgnore(data, rel); len(own) > 0 {
 					pats = append(append(make([]pattern, 0, len(patterns)+len(own)), patterns...), own...)
 				}
@@ -561,7 +563,7 @@ func readInfoExclude(root string) (data []byte, path string) {
 		return nil, ""
 	}
 	if !st.IsDir() {
-		b, err := os.ReadFile(gitDir)
+		b, err := regular.ReadFile(nil, gitDir, maxGitFile)
 		if err != nil {
 			return nil, ""
 		}
@@ -573,7 +575,7 @@ func readInfoExclude(root string) (data []byte, path string) {
 			gd = filepath.Join(root, gd)
 		}
 		gitDir = gd
-		if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		if c, err := regular.ReadFile(nil, filepath.Join(gd, "commondir"), maxGitFile); err == nil {
 			cd := strings.TrimSpace(string(c))
 			if !filepath.IsAbs(cd) {
 				cd = filepath.Join(gd, cd)
@@ -582,7 +584,7 @@ func readInfoExclude(root string) (data []byte, path string) {
 		}
 	}
 	p := filepath.Join(gitDir, "info", "exclude")
-	b, err := os.ReadFile(p)
+	b, err := regular.ReadFile(nil, p, maxGitFile)
 	if err != nil {
 		return nil, ""
 	}
@@ -623,7 +625,7 @@ func isRepo(dotgit string) bool {
 		return err == nil
 	case st.Mode().IsRegular():
 		b := make([]byte, 8)
-		f, err := os.Open(dotgit)
+		f, err := regular.Open(dotgit)
 		if err != nil {
 			return false
 		}
