@@ -253,12 +253,52 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tSetup := time.Since(t0)
-	a, d := e.Decide(ctx, ev)
+	a, d, ok := decideBounded(ctx, boundGrace, func() (hooks.Answer, *judge.Decision) { return e.Decide(ctx, ev) })
+	if !ok {
+		return a, warnings, false
+	}
 	if trace {
 		warnings = append(warnings, fmt.Sprintf("trace: policy load %s, setup %s, decide+record %s (judging %dµs), recall %q",
 			tLoad, tSetup-tLoad, time.Since(t0)-tSetup, d.DurationMicros, d.Recall))
 	}
 	return a, append(warnings, d.Warnings...), false
+}
+
+// boundGrace is how long past its deadline a decision may take before
+// decideBounded answers for it: the engine fails closed at the deadline
+// itself when it waits on something that observes it (recall, the model
+// judge, an approval), and the runtime's timeout, 5 s past the deadline
+// (docket install), must not be reached.
+const boundGrace = 2 * time.Second
+
+// decideBounded runs decide and, when it has not returned by ctx's
+// deadline plus grace, answers deny in its place (ok false): a read stuck
+// in a system call (a hung network file system, a device) does not
+// observe ctx, and a runtime lets a call through when its hook times out.
+// The stuck decision is left behind; the process exits after answering.
+func decideBounded(ctx context.Context, grace time.Duration, decide func() (hooks.Answer, *judge.Decision)) (hooks.Answer, *judge.Decision, bool) {
+	type result struct {
+		a hooks.Answer
+		d *judge.Decision
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, d := decide()
+		done <- result{a, d}
+	}()
+	var limit <-chan time.Time
+	if deadline, ok := ctx.Deadline(); ok {
+		t := time.NewTimer(time.Until(deadline) + grace)
+		defer t.Stop()
+		limit = t.C
+	}
+	select {
+	case r := <-done:
+		return r.a, r.d, true
+	case <-limit:
+		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny,
+			Reason: "docket-judge: no decision within its deadline (a read did not return); failing closed. If this repeats, a human should look at the files the call names."}, nil, false
+	}
 }
 
 // peerRecorder adds the caller's uid, gid and pid ("peer") to the body of
