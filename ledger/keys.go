@@ -185,7 +185,9 @@ func createSecret(path string, data []byte) error {
 // LoadKeys reads the keys under h. Retired HMAC keys, kept as
 // keys/hmac-<id>.key, are loaded for verification only.
 func LoadKeys(h home.Home) (*Keys, error) {
-	raw, err := os.ReadFile(h.HMACKeyPath())
+	// readFile and readDirNames, not os.ReadFile and filepath.Glob: no
+	// poller set up for three small files on every hook call
+	raw, err := readFile(h.HMACKeyPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w (missing %s)", ErrNoKey, h.HMACKeyPath())
 	}
@@ -197,9 +199,13 @@ func LoadKeys(h home.Home) (*Keys, error) {
 		return nil, fmt.Errorf("read hmac key %s: %w", h.HMACKeyPath(), err)
 	}
 	k := &Keys{hmacKey: key, hmacID: KeyID(key), retired: map[string][]byte{}}
-	retired, _ := filepath.Glob(filepath.Join(h.KeysDir(), "hmac-*.key"))
-	for _, p := range retired {
-		raw, err := os.ReadFile(p)
+	names, _ := readDirNames(h.KeysDir())
+	for _, name := range names {
+		if ok, _ := filepath.Match("hmac-*.key", name); !ok {
+			continue
+		}
+		p := filepath.Join(h.KeysDir(), name)
+		raw, err := readFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("read retired hmac key: %w", err)
 		}
@@ -209,7 +215,7 @@ func LoadKeys(h home.Home) (*Keys, error) {
 		}
 		k.retired[KeyID(old)] = old
 	}
-	skey, err := os.ReadFile(h.CheckpointKeyPath())
+	skey, err := readFile(h.CheckpointKeyPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w (missing %s)", ErrNoKey, h.CheckpointKeyPath())
 	}
@@ -218,7 +224,7 @@ func LoadKeys(h home.Home) (*Keys, error) {
 	}
 	k.skey = strings.TrimSpace(string(skey))
 	k.vkey = sync.OnceValues(func() (string, error) {
-		if vkey, err := os.ReadFile(h.VerifierKeyPath()); err == nil {
+		if vkey, err := readFile(h.VerifierKeyPath()); err == nil {
 			return strings.TrimSpace(string(vkey)), nil
 		}
 		return verifierFromSigner(k.skey)
