@@ -5,11 +5,11 @@ package policies
 import (
 	"errors"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/docket/docket/internal/regular"
+	"github.com/docket/docket/internal/regular/regulartest"
 )
 
 // A policy file (a delegate in the agent's tree) or a project file the
@@ -18,27 +18,15 @@ import (
 func TestFIFOsDoNotBlock(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"judges.md", "Makefile", "package.json"} {
-		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		regulartest.Mkfifo(t, filepath.Join(dir, name))
 	}
-	soon := func(what string, f func()) {
-		t.Helper()
-		done := make(chan struct{})
-		go func() { f(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s did not return within 5 s", what)
-		}
-	}
-	soon("readLimited", func() {
+	regulartest.Within(t, 5*time.Second, "readLimited", func() {
 		if _, err := readLimited(filepath.Join(dir, "judges.md")); !errors.Is(err, regular.ErrNotRegular) {
 			t.Errorf("readLimited(FIFO) = %v, want ErrNotRegular", err)
 		}
 	})
 	for _, cmd := range []string{"make test", "npm test"} {
-		soon("CommandFits "+cmd, func() {
+		regulartest.Within(t, 5*time.Second, "CommandFits "+cmd, func() {
 			if CommandFits(dir, cmd) {
 				t.Errorf("CommandFits(%q) with a FIFO for its file = true", cmd)
 			}

@@ -5,9 +5,10 @@ package worktree
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/docket/docket/internal/regular/regulartest"
 )
 
 // The git files a scan reads that the agent's tree can name (a worktree's
@@ -28,19 +29,11 @@ func TestScanFIFOGitFiles(t *testing.T) {
 	must(os.WriteFile(filepath.Join(gd, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600))
 	must(os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n"), 0o600))
 	for _, f := range []string{"commondir", "index", "config", filepath.Join("info", "exclude")} {
-		must(syscall.Mkfifo(filepath.Join(gd, f), 0o600))
+		regulartest.Mkfifo(t, filepath.Join(gd, f))
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := Scan(root, Options{})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Scan: %v", err)
+	regulartest.Within(t, 5*time.Second, "Scan", func() {
+		if _, err := Scan(root, Options{}); err != nil {
+			t.Errorf("Scan: %v", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Scan did not return within 5 s")
-	}
+	})
 }
