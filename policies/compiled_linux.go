@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/regular"
 )
 
 // A compiled-policy cache file (run/policy-compiled/<kind>[-<paths>].cache)
@@ -100,7 +101,9 @@ func compiledPath(h home.Home, kind string, extra []string) string {
 }
 
 func compiledKey(h home.Home) ([]byte, error) {
-	key, err := os.ReadFile(h.HMACKeyPath())
+	// regular.ReadFile, not os.ReadFile: no poller set up for one small
+	// file on every hook call
+	key, err := regular.ReadFile(nil, h.HMACKeyPath(), 4096)
 	if err != nil {
 		return nil, err
 	}

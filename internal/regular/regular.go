@@ -19,13 +19,8 @@ var ErrNotRegular = errors.New("not a regular file")
 // Open opens path for reading without blocking, and returns it only when
 // it is a regular file (symlinks followed).
 func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	f, st, err := open(path)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {

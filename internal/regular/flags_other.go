@@ -1,5 +1,0 @@
-//go:build !unix
-
-package regular
-
-const openFlags = 0
