@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -19,13 +20,40 @@ var ErrNotRegular = errors.New("not a regular file")
 // Open opens path for reading without blocking, and returns it only when
 // it is a regular file (symlinks followed).
 func Open(path string) (*os.File, error) {
-	f, st, err := open(path)
+	return openRegular(path, 0)
+}
+
+// OpenNoFollow is Open of path itself: a symlink is refused, not
+// followed.
+func OpenNoFollow(path string) (*os.File, error) {
+	return openRegular(path, flagNoFollow)
+}
+
+func openRegular(path string, extra int) (*os.File, error) {
+	f, typ, err := open(path, extra)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
+	if typ != 0 {
 		f.Close()
-		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%v)", ErrNotRegular, st.Mode().Type())}
+		return nil, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%v)", ErrNotRegular, typ)}
+	}
+	return f, nil
+}
+
+// ErrNotDir is returned by OpenDir for a path that is not a directory.
+var ErrNotDir = errors.New("not a directory")
+
+// OpenDir opens directory path (symlinks followed) for listing; anything
+// else (a FIFO swapped in for it) fails at once.
+func OpenDir(path string) (*os.File, error) {
+	f, typ, err := open(path, flagDir)
+	if err != nil {
+		return nil, err
+	}
+	if typ != fs.ModeDir {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotDir}
 	}
 	return f, nil
 }

@@ -67,3 +67,46 @@ func TestReadFile(t *testing.T) {
 		t.Fatalf("ReadFile with a refusing opener: %v", err)
 	}
 }
+
+func TestOpenDirAndNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	regulartest.Mkfifo(t, fifo)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	dirLink := filepath.Join(dir, "dirlink")
+	if err := os.Symlink(dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		open func(string) (*os.File, error)
+		path string
+		ok   bool
+	}{
+		{"dir", OpenDir, dir, true},
+		{"link to a dir", OpenDir, dirLink, true},
+		{"dir: a file", OpenDir, file, false},
+		{"dir: a FIFO", OpenDir, fifo, false},
+		{"no-follow: a file", OpenNoFollow, file, true},
+		{"no-follow: a link to a file", OpenNoFollow, link, false},
+		{"no-follow: a FIFO", OpenNoFollow, fifo, false},
+	}
+	for _, tc := range tests {
+		regulartest.Within(t, 5*time.Second, tc.name, func() {
+			f, err := tc.open(tc.path)
+			if err == nil {
+				f.Close()
+			}
+			if (err == nil) != tc.ok {
+				t.Errorf("%s: %v, want ok %v", tc.name, err, tc.ok)
+			}
+		})
+	}
+}

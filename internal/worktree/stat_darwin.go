@@ -28,9 +28,3 @@ func lstatAt(_ *os.File, dir, name string) (stat, error) {
 	}
 	return statOf(fi), nil
 }
-
-const openNoFollow = syscall.O_NOFOLLOW
-
-// openDirFlags open a directory being listed: what is no longer a
-// directory (a FIFO swapped in) fails at once instead of blocking.
-const openDirFlags = syscall.O_DIRECTORY | syscall.O_NONBLOCK

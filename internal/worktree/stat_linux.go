@@ -52,9 +52,3 @@ func rawMode(m uint32) uint32 {
 	}
 	return uint32(fm)
 }
-
-const openNoFollow = syscall.O_NOFOLLOW
-
-// openDirFlags open a directory being listed: what is no longer a
-// directory (a FIFO swapped in) fails at once instead of blocking.
-const openDirFlags = syscall.O_DIRECTORY | syscall.O_NONBLOCK

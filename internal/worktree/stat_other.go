@@ -21,7 +21,3 @@ func lstatAt(_ *os.File, dir, name string) (stat, error) {
 	}
 	return statOf(fi), nil
 }
-
-const openNoFollow = 0
-
-const openDirFlags = 0

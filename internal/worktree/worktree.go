@@ -28,7 +28,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/docket/docket/internal/regular"
@@ -256,7 +255,7 @@ func (w *walker) dir(dir, rel string, patterns []pattern) {
 // list reads one directory: its files (with stat), the subdirectories
 // to descend into, and the patterns in force below it.
 func (w *walker) list(dir, rel string, patterns []pattern) (files []walkFile, subdirs []string, pats []pattern, err error) {
-	d, err := os.OpenFile(dir, os.O_RDONLY|openDirFlags, 0) // a FIFO swapped in fails, never blocks
+	d, err := regular.OpenDir(dir) // a FIFO swapped in fails, never blocks
 	if err != nil {
 		if rel != "" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)) {
 			return nil, nil, patterns, nil // vanished or unreadable: absent
@@ -431,7 +430,7 @@ func hashFile(path string, st stat) (sum [32]byte, stable bool, err error) {
 		h := sha256.New()
 		h.Write([]byte("link\x00" + target))
 		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-			if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			if f, err := regular.Open(path); err == nil {
 				c := sha256.New()
 				_, err := io.Copy(c, f)
 				f.Close()
@@ -444,7 +443,7 @@ func hashFile(path string, st stat) (sum [32]byte, stable bool, err error) {
 		copy(sum[:], h.Sum(nil))
 		return sum, false, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollow|syscall.O_NONBLOCK, 0) // a FIFO swapped in cannot block the scan
+	f, err := regular.OpenNoFollow(path) // a FIFO or a link swapped in is refused, never waited on
 	if err != nil {
 		// vanished or replaced by a symlink since the listing: its sum
 		// cannot match any earlier content, and the next scan sees it.
