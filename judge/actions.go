@@ -279,9 +279,8 @@ func ghReviewFlags(args []string) (approve, message bool) {
 }
 
 // gh api flags that take a value.
-var ghAPIValueFlags = map[string]bool{"-X": true, "--method": true, "-H": true, "--header": true, "-f": true, "--raw-field": true,
-	"-F": true, "--field": true, "--input": true, "-q": true, "--jq": true, "-t": true, "--template": true, "--hostname": true,
-	"-p": true, "--preview": true, "--cache": true}
+var ghAPIValueFlags = words{"-X", "--method", "-H", "--header", "-f", "--raw-field", "-F", "--field", "--input", "-q", "--jq",
+	"-t", "--template", "--hostname", "-p", "--preview", "--cache"}
 
 // accessSegments are REST path segments whose writes change who may do
 // what: collaborators, members, teams, invitations, permissions, keys,
@@ -300,11 +299,11 @@ func ghAPIActions(c *CommandClass, rest []string) {
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 2 && a[1] != '-' {
 			// -XPUT, -fevent=APPROVE
-			if v := a[2:]; ghAPIValueFlags[a[:2]] {
+			if v := a[2:]; ghAPIValueFlags.has(a[:2]) {
 				name, val, inline = a[:2], v, true
 			}
 		}
-		if strings.HasPrefix(a, "-") && ghAPIValueFlags[name] {
+		if strings.HasPrefix(a, "-") && ghAPIValueFlags.has(name) {
 			if !inline && i+1 < len(rest) {
 				i++
 				val = rest[i]
