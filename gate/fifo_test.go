@@ -26,3 +26,19 @@ func TestGateTranscriptFIFO(t *testing.T) {
 		}
 	})
 }
+
+// The exported readers open a transcript the same way.
+func TestReadersTranscriptFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	regulartest.Mkfifo(t, p)
+	regulartest.Within(t, 5*time.Second, "ReadLastAssistant", func() {
+		if _, err := ReadLastAssistant(p, MainChain); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadLastAssistant(FIFO) = %v, want a refusal", err)
+		}
+	})
+	regulartest.Within(t, 5*time.Second, "ReadTurn", func() {
+		if _, err := ReadTurn(p, MainChain); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadTurn(FIFO) = %v, want a refusal", err)
+		}
+	})
+}

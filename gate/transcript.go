@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/docket/docket/internal/regular"
 )
 
 // Bounds of the transcript reader. A transcript is read from its end in
@@ -62,7 +64,7 @@ const (
 // The file is read backwards in bounded chunks and never whole. A
 // transcript with no such message yields an empty Text and no error.
 func ReadLastAssistant(path string, chain Chain) (*TranscriptMessage, error) {
-	f, size, err := openTranscript(os.Open, path)
+	f, size, err := openTranscript(regular.Open, path)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func (t *Turn) Texts() []string {
 // transcripts and Codex rollouts (event_msg agent_message, user_message)
 // are understood.
 func ReadTurn(path string, chain Chain) (*Turn, error) {
-	return readTurnFile(os.Open, path, chain, MaxScanBytes)
+	return readTurnFile(regular.Open, path, chain, MaxScanBytes)
 }
 
 // readTurnFile is ReadTurn opening the file with open and giving up
