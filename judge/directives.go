@@ -58,6 +58,12 @@ const DirectiveRulePrefix = "directive:"
 // maxOutboundFile bounds a body file docket reads to scan.
 const maxOutboundFile = outbound.MaxScan
 
+// ErrRemoteFile is what an Engine.Open returns for a file that is on the
+// caller's machine, not the judge's: docket serve judges proposals sent
+// over HTTP, and the paths in them name the runtime's files. Its own
+// file of the same name is not the one the call sends.
+var ErrRemoteFile = errors.New("on the runtime's machine: docket serve does not read it")
+
 var defaultDirectives = sync.OnceValues(func() (*policies.Directives, error) {
 	data, err := policies.Default(policies.DirectivesFile)
 	if err != nil {
@@ -900,6 +906,8 @@ func readOutboundFile(f, segCwd, cwd, root string, open func(string) (*os.File, 
 		return "", "not a regular file"
 	case errors.Is(err, regular.ErrTooLarge):
 		return "", "larger than docket scans"
+	case errors.Is(err, ErrRemoteFile):
+		return "", ErrRemoteFile.Error()
 	case err != nil:
 		return "", "unreadable"
 	}

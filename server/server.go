@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -303,6 +304,10 @@ func (s *Server) engine(who Principal) *judge.Engine {
 		e.LLM = s.cfg.LLM
 	}
 	e.Trust = s.trustLevels()
+	// a body file a proposal names is on the runtime's machine; reading
+	// the server's file of that name would judge the wrong bytes and
+	// tell the caller what the server's files hold
+	e.Open = func(string) (*os.File, error) { return nil, judge.ErrRemoteFile }
 	return e
 }
 
