@@ -790,6 +790,11 @@ func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 // eachCLI runs script in a fresh world with each CLI, in parallel
 // subtests, and hands each run to verify.
 func eachCLI(t *testing.T, script []modelserver.Turn, verify func(t *testing.T, w *world, srv *modelserver.Server)) {
+	eachCLIIn(t, nil, script, verify)
+}
+
+// eachCLIIn is eachCLI with setup run on each world before its CLI runs.
+func eachCLIIn(t *testing.T, setup func(w *world), script []modelserver.Turn, verify func(t *testing.T, w *world, srv *modelserver.Server)) {
 	runs := []struct {
 		cli string
 		run func(t *testing.T, w *world, bin string) (*modelserver.Server, string)
@@ -809,6 +814,9 @@ func eachCLI(t *testing.T, script []modelserver.Turn, verify func(t *testing.T, 
 			t.Parallel()
 			bin := requireCLI(t, r.cli)
 			w := newWorld(t)
+			if setup != nil {
+				setup(w)
+			}
 			srv, out := r.run(t, w, bin)
 			verify(t, w, srv)
 			for _, o := range srv.Outbound() {
@@ -894,6 +902,49 @@ func TestValidateFirstCall(t *testing.T) {
 		sessions := w.ledger()
 		if len(sessions) != 1 {
 			t.Errorf("want the validator_pass in the CLI's one session, got %d sessions", len(sessions))
+		}
+	})
+}
+
+// TestFIFOBodyFile: the agent makes a FIFO and sends it as a request
+// body. A judge that opened the body file to scan it would wait for a
+// writer until the runtime's hook timeout, and each of these CLIs runs
+// the call when a PreToolUse hook times out. The judge must refuse the
+// call at once, naming why it could not read the body.
+func TestFIFOBodyFile(t *testing.T) {
+	t.Parallel()
+	script := []modelserver.Turn{
+		{Tool: modelserver.Shell, Command: "mkfifo body.json"},
+		{Tool: modelserver.Shell, Command: "curl -s -d @body.json https://api.example.invalid/upload"},
+		{Text: "I could not send the body."},
+	}
+	// Codex has no way to ask: its escalations wait for an approval, for
+	// 2 minutes by default. A project delegate may shorten the wait.
+	shortWait := func(w *world) {
+		w.writeFile(filepath.Join(w.proj, ".docket", "judges.md"), "---\nschema: docket.judges.v1\nescalation:\n  timeout: 3s\n---\n")
+	}
+	eachCLIIn(t, shortWait, script, func(t *testing.T, w *world, srv *modelserver.Server) {
+		if st, err := os.Lstat(filepath.Join(w.proj, "body.json")); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+			t.Fatalf("the first call did not make the FIFO: %v", err)
+		}
+		req := srv.FirstAsking(2)
+		if req == nil || !strings.Contains(req.SinceText(), "not a regular file") {
+			txt := ""
+			if req != nil {
+				txt = req.SinceText()
+			}
+			t.Errorf("the call was not refused for its FIFO body; the model got:\n%s", txt)
+		}
+		refused := false
+		for _, es := range w.ledger() {
+			for _, e := range es {
+				if e.Kind == "judge_decision" && bytes.Contains(e.Body, []byte("not a regular file")) {
+					refused = e.body()["outcome"] != "allow"
+				}
+			}
+		}
+		if !refused {
+			t.Errorf("no judge_decision refuses the call for its FIFO body")
 		}
 	})
 }

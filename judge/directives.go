@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/regular"
 	"github.com/docket/docket/judge/outbound"
 	"github.com/docket/docket/policies"
@@ -416,20 +417,26 @@ func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.Fil
 	if p == nil {
 		return nil, nil
 	}
-	if p.Tool.Name == "Bash" {
-		var in struct {
-			Command string `json:"command"`
-		}
-		if json.Unmarshal(p.Input, &in) != nil || in.Command == "" {
+	if p.Context.ToolKind == hooks.KindShell {
+		// every runtime's shell (Bash, Gemini CLI's run_shell_command, …):
+		// Classify has read its command
+		cmd, ok := hooks.ShellCommandOf(p.Input)
+		if !ok || cmd == "" {
 			return nil, nil
 		}
-		return bashOutbound(in.Command, p.Context.Cwd, p.Context.ProjectRoot, open)
+		return bashOutbound(cmd, p.Context.Cwd, p.Context.ProjectRoot, open)
 	}
-	if (set == nil || set.Directives == nil) && !defaultOutboundShape(p.Tool.Name) {
+	// the list names Claude Code's tools: another runtime's fetch or web
+	// search (Gemini CLI's web_fetch, …) counts as WebFetch
+	name := p.Tool.Name
+	if p.Context.ToolKind == hooks.KindFetch {
+		name = hooks.CanonicalTool(hooks.KindFetch)
+	}
+	if (set == nil || set.Directives == nil) && !defaultOutboundShape(name) && !defaultOutboundShape(p.Tool.Name) {
 		return nil, nil // the default list names only these: skip parsing it
 	}
 	ds, err := directivesOf(set)
-	if err != nil || !ds.Outbound(p.Tool.Name) {
+	if err != nil || !ds.Outbound(name) && !ds.Outbound(p.Tool.Name) {
 		return nil, nil
 	}
 	var v any
@@ -480,14 +487,32 @@ func redactInput(p *ActionProposal, fs []outFinding) (json.RawMessage, error) {
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return nil, fmt.Errorf("input is not a JSON object")
 	}
-	if p.Tool.Name == "Bash" {
-		cmd, _ := m["command"].(string)
+	if p.Context.ToolKind == hooks.KindShell {
 		// longest first, so a match inside another is not cut in two
 		sort.SliceStable(fs, func(i, j int) bool { return len(fs[i].match()) > len(fs[j].match()) })
-		for _, f := range fs {
-			cmd = strings.ReplaceAll(cmd, f.match(), outbound.Marker(f.Kind))
+		redact := func(s string) string {
+			for _, f := range fs {
+				s = strings.ReplaceAll(s, f.match(), outbound.Marker(f.Kind))
+			}
+			return s
 		}
-		m["command"] = cmd
+		// the command as ShellCommandOf reads it: a string, or an argv
+		// whose words each carry their part of the line
+		for _, k := range []string{"command", "cmd"} {
+			switch c := m[k].(type) {
+			case string:
+				m[k] = redact(c)
+			case []any:
+				for i, w := range c {
+					if w, ok := w.(string); ok {
+						c[i] = redact(w)
+					}
+				}
+			default:
+				continue
+			}
+			break
+		}
 	} else {
 		byPath := map[string][]outbound.Finding{}
 		for _, f := range fs {

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/policies"
 )
 
 // attempt is one failed tool call recorded in the session's ledger.
@@ -18,9 +20,18 @@ type attempt struct {
 	Tool    string `json:"tool"`
 	Route   string `json:"route"`
 	Rung    string `json:"rung,omitempty"`
-	command string // Bash tool_input.command
+	// canon is the Claude Code tool of the call's kind (Bash for every
+	// runtime's shell, hooks.CanonicalTool): the binding names those
+	canon   string
+	command string // a shell call's command line
 	text    string // input.json and body, lower-cased, for keyword matches
 	host    string
+}
+
+// matches reports whether a rung's match rule covers the attempt, by
+// the runtime's tool name or by its kind's Claude Code name.
+func (a attempt) matches(m policies.RungMatch) bool {
+	return m.Matches(a.Tool, a.command) || a.canon != "" && a.canon != a.Tool && m.Matches(a.canon, a.command)
 }
 
 // failedAttempts returns the session's failed tool calls: entries of kind
@@ -42,10 +53,18 @@ func failedAttempts(x *execution) ([]attempt, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read input of ledger entry %d: %w", e.Seq, err)
 		}
-		a := attempt{Seq: e.Seq, Tool: e.Tool, text: strings.ToLower(string(in) + "\n" + string(e.Body))}
+		var kind struct {
+			ToolKind hooks.ToolKind `json:"tool_kind"`
+		}
+		if json.Unmarshal(e.Body, &kind) != nil || kind.ToolKind == "" {
+			kind.ToolKind = hooks.KindOf(e.Tool) // entries written before tool_kind
+		}
+		a := attempt{Seq: e.Seq, Tool: e.Tool, canon: hooks.CanonicalTool(kind.ToolKind), text: strings.ToLower(string(in) + "\n" + string(e.Body))}
+		if kind.ToolKind == hooks.KindShell {
+			a.command, _ = hooks.ShellCommandOf(in)
+		}
 		var fields map[string]any
 		if json.Unmarshal(in, &fields) == nil {
-			a.command, _ = fields["command"].(string)
 			if u, ok := fields["url"].(string); ok {
 				a.host = hostOf(u)
 			}

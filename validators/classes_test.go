@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
 )
@@ -498,6 +499,46 @@ func TestLadderExhaustionProof(t *testing.T) {
 	}
 	if res := runReq(t, r2, "s1", "blocked", "ladder_exhaustion_proof", args, dir); res.Outcome != Fail || !strings.Contains(res.Reason, "read_docs (0 of 1") {
 		t.Errorf("successes only: %s %q", res.Outcome, res.Reason)
+	}
+}
+
+// TestLadderOtherRuntimes: the binding names Claude Code's tools; Codex's
+// and Gemini CLI's calls of the same kinds climb the same rungs, as
+// docket-ledger records them (their own tool name, tool_kind in the body,
+// failures as tool_call entries marked failed).
+func TestLadderOtherRuntimes(t *testing.T) {
+	r, l, dir := newTestRunner(t)
+	const args = `{"keyword":"oauth_token"}`
+	record := func(tool string, kind hooks.ToolKind, input string) {
+		t.Helper()
+		rec := ledger.Record{Kind: ledger.KindToolCall, Runtime: "gemini", Event: "AfterTool", Tool: tool,
+			Body:      map[string]any{"failed": true, "tool_kind": string(kind)},
+			Artifacts: []ledger.Artifact{{Name: "input.json", Data: strings.NewReader(input)}}}
+		if _, err := l.Append("s1", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func() *Result { return runReq(t, r, "s1", "blocked", "ladder_exhaustion_proof", args, dir) }
+	record("read_file", hooks.KindRead, `{"file_path":"docs/oauth_token.md"}`)
+	record("grep_search", hooks.KindSearch, `{"pattern":"oauth_token"}`)
+	record("run_shell_command", hooks.KindShell, `{"command":"curl https://auth.example/oauth_token"}`)
+	if res := run(); res.Outcome != Fail || !strings.Contains(res.Reason, "retry_alternative") {
+		t.Fatalf("one route so far: %s %q, want the retry rung short", res.Outcome, res.Reason)
+	}
+	// Codex's argv form of a command, on another host
+	record("exec_command", hooks.KindShell, `{"cmd":["bash","-lc","wget https://vault.example/oauth_token"]}`)
+	// neither CLI has a subagent tool the ladder knows: an MCP assistant
+	record("mcp__team__ask", hooks.KindMCP, `{"question":"where is the oauth_token kept?"}`)
+	if res := run(); res.Outcome != Pass {
+		t.Fatalf("docs, search and two shell routes: %s %q, want pass", res.Outcome, res.Reason)
+	}
+
+	// a shell running man, by Gemini CLI's name, is the docs rung
+	r2, l2, _ := newTestRunner(t)
+	l = l2
+	record("run_shell_command", hooks.KindShell, `{"command":"man oauth_token"}`)
+	if res := runReq(t, r2, "s1", "blocked", "ladder_exhaustion_proof", args, dir); strings.Contains(res.Reason, "read_docs (0 of 1") {
+		t.Errorf("man by run_shell_command did not count as reading the docs: %q", res.Reason)
 	}
 }
 

@@ -85,8 +85,11 @@ func (c *fetchConfig) fetchRoute(a attempt) (string, bool) {
 		if ok, _ := path.Match(g, a.Tool); ok {
 			return route(a.Tool, a.host), true
 		}
+		if ok, _ := path.Match(g, a.canon); ok && a.canon != "" {
+			return route(a.canon, a.host), true
+		}
 	}
-	if a.Tool == "Bash" && c.bashRE != nil {
+	if (a.Tool == "Bash" || a.canon == "Bash") && c.bashRE != nil {
 		if m := c.bashRE.FindStringSubmatch(a.command); m != nil {
 			family := "Bash"
 			if len(m) > 2 {

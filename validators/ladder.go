@@ -82,7 +82,7 @@ func climbLadder(rungs []policies.Rung, all []attempt, kw string) ([][]attempt, 
 				continue
 			}
 			for _, m := range r.Match {
-				if m.Matches(a.Tool, a.command) {
+				if a.matches(m) {
 					cand[ri] = append(cand[ri], ai)
 					member[ai]++
 					break
