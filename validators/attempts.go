@@ -16,10 +16,10 @@ import (
 
 // attempt is one failed tool call recorded in the session's ledger.
 type attempt struct {
-	Seq     uint64 `json:"seq"`
-	Tool    string `json:"tool"`
-	Route   string `json:"route"`
-	Rung    string `json:"rung,omitempty"`
+	Seq   uint64 `json:"seq"`
+	Tool  string `json:"tool"`
+	Route string `json:"route"`
+	Rung  string `json:"rung,omitempty"`
 	// canon is the Claude Code tool of the call's kind (Bash for every
 	// runtime's shell, hooks.CanonicalTool): the binding names those
 	canon   string
