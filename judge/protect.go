@@ -133,7 +133,7 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 	}
 	writes := p.Context.Spec.Writes || p.Tool.Kind == "file_write" || p.Tool.Kind == "file_edit" || p.Tool.Kind == "patch"
 	// read_many_files reads a named directory's files, recursively
-	recursive := p.Tool.Name == "Grep" || p.Tool.Name == "Glob" || p.Tool.Kind == "search" || p.Tool.Name == "read_many_files"
+	recursive := p.Context.ToolKind == hooks.KindSearch || p.Tool.Kind == "search" || p.Tool.Name == "read_many_files"
 	for _, f := range []string{"file_path", "notebook_path", "path", "absolute_path", "dir_path", "pattern", "directory", "filename", "dir"} {
 		s, ok := in[f].(string)
 		if !ok || s == "" {
@@ -199,7 +199,7 @@ func (pr Protector) checkApproved(p *ActionProposal, cmd string, hasCmd bool) *V
 		cc := ClassifyCommand(cmd, ShellContext{Cwd: p.Context.Cwd, Branch: p.Context.Branch})
 		sh = &cc
 	}
-	if sh != nil && sh.Class == policies.ReadOnly || sh == nil && readOnlyTools.has(p.Tool.Name) {
+	if sh != nil && sh.Class == policies.ReadOnly || sh == nil && readsOnly(p) {
 		return nil
 	}
 	return &Violation{ProtectUnapproved, "docket's policy is not the one a human approved (" + pr.Unapproved + "); side-effecting calls are refused until the user runs `docket policy approve` in a terminal"}
@@ -417,8 +417,15 @@ func pathWords(s Segment) []string {
 	return append(out, s.Inputs...)
 }
 
-// readOnlyTools are the runtimes' built-in tools that only read.
-var readOnlyTools = words{"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep"}
+// readsOnly reports whether p's tool only reads: a read or search tool
+// of any runtime (hooks' vocabulary), or Claude Code's to-do list.
+func readsOnly(p *ActionProposal) bool {
+	k := p.Context.ToolKind
+	if k == "" {
+		k = hooks.KindOf(p.Tool.Name)
+	}
+	return k == hooks.KindRead || k == hooks.KindSearch || p.Tool.Name == "TodoWrite"
+}
 
 var destructiveCommands = words{"rm", "rmdir", "shred", "mv", "chmod", "chown", "chgrp", "dd", "find", "rsync", "truncate", "srm", "trash"}
 

@@ -300,9 +300,17 @@ func TestUnapprovedPolicyDenies(t *testing.T) {
 	if a.Decision != hooks.Deny || builtinRule(d) != ProtectUnapproved {
 		t.Errorf("unapproved policy let a write through: %q %v", a.Decision, d.RuleIDs)
 	}
-	a, d = e.Decide(context.Background(), fs.ev("Read", map[string]any{"file_path": filepath.Join(fs.proj, "main.go")}))
-	if a.Decision == hooks.Deny {
-		t.Errorf("unapproved policy denied a read: %q", d.Reason)
+	// a read or search by any runtime's name (Cursor's list_dir and
+	// codebase_search, Gemini CLI's read_file) still runs; a fetch does not
+	for _, tool := range []string{"Read", "read_file", "list_dir", "codebase_search", "Grep"} {
+		ev := fs.ev(tool, map[string]any{"file_path": filepath.Join(fs.proj, "main.go")})
+		if a, d = e.Decide(context.Background(), ev); a.Decision == hooks.Deny {
+			t.Errorf("unapproved policy denied a read by %s: %q", tool, d.Reason)
+		}
+	}
+	a, d = e.Decide(context.Background(), fs.ev("web_fetch", map[string]any{"prompt": "read https://example.org/"}))
+	if a.Decision != hooks.Deny || builtinRule(d) != ProtectUnapproved {
+		t.Errorf("unapproved policy let a fetch through: %q %v", a.Decision, d.RuleIDs)
 	}
 }
 
