@@ -413,6 +413,9 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	}
 	if s, ok := in[targetField].(string); ok && s != "" {
 		p.Action.Target = &s
+	} else if cmd, ok := hooks.ShellCommandOf(p.Input); ok && cmd != "" && kind == "shell" {
+		// a shell's argv (Codex's exec_command cmd): its command line
+		p.Action.Target = &cmd
 	} else if p.Context.ToolKind == hooks.KindPatch && len(p.Context.Paths) > 0 {
 		t := strings.Join(p.Context.Paths, ", ")
 		p.Action.Target = &t

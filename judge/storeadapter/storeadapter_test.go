@@ -162,4 +162,19 @@ func TestLessonReviewLoop(t *testing.T) {
 	if a.Decision != hooks.Deny || !instruction {
 		t.Errorf("after the confirmed lesson: %q used %+v reason %q", a.Decision, d.MemoriesUsed, d.Reason)
 	}
+	// the lesson, learnt from Claude Code's Bash, holds for the same push
+	// by another runtime's shell
+	for _, ev := range []*hooks.Event{
+		{Runtime: hooks.Gemini, Name: hooks.PreToolUse, SessionID: "s2", Cwd: cwd, ToolName: "run_shell_command", ToolInput: json.RawMessage(`{"command":"git push origin main","description":"publish"}`), ToolUseID: "gemini_1"},
+		{Runtime: hooks.Codex, Name: hooks.PreToolUse, SessionID: "s3", Cwd: cwd, ToolName: "exec_command", ToolInput: json.RawMessage(`{"cmd":["git","push","origin","main"]}`), ToolUseID: "call_1"},
+	} {
+		a, d := e.Decide(ctx, ev)
+		instruction := false
+		for _, u := range d.MemoriesUsed {
+			instruction = instruction || u.MemoryID == m.ID && u.UsedAs == "instruction"
+		}
+		if a.Decision != hooks.Deny || !instruction {
+			t.Errorf("%s: the confirmed lesson did not decide: %q used %+v reason %q", ev.ToolName, a.Decision, d.MemoriesUsed, d.Reason)
+		}
+	}
 }
