@@ -82,19 +82,6 @@ type Write struct {
 // reads to find a Bash command.
 const MaxCommandRead = 1 << 20
 
-// entryKind is a tool entry's kind: the tool_kind docket-ledger recorded
-// in its body, else (entries written before it did) the kind its tool
-// name maps to.
-func entryKind(e *ledger.Entry) hooks.ToolKind {
-	var b struct {
-		ToolKind string `json:"tool_kind"`
-	}
-	if json.Unmarshal(e.Body, &b) == nil && b.ToolKind != "" {
-		return hooks.ToolKind(b.ToolKind)
-	}
-	return hooks.KindOf(e.Tool)
-}
-
 // LastWrite returns the last tool_call or tool_failure entry after seq
 // `after` that modified files, or nil: a call of a writing kind
 // (file_write, file_edit, patch), a tool the lexicon's write policy names,
@@ -116,7 +103,7 @@ func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies
 		if e.Kind != ledger.KindToolCall && e.Kind != ledger.KindToolFailure {
 			continue
 		}
-		kind := entryKind(e)
+		kind := hooks.RecordedKind(e.Tool, e.Body)
 		if kind.Writes() || lex.IsWriteTool(e.Tool) {
 			return &Write{Seq: e.Seq, Tool: e.Tool, What: e.Tool}
 		}

@@ -109,6 +109,16 @@ func CanonicalTool(k ToolKind) string {
 	return ""
 }
 
+// RecordedKind is the kind of a tool call docket-ledger recorded: the
+// tool_kind of its entry body, else (entries written before it recorded
+// one) the kind its tool name maps to.
+func RecordedKind(tool string, body []byte) ToolKind {
+	if k := gjson.GetBytes(body, "tool_kind"); k.Type == gjson.String && k.Str != "" {
+		return ToolKind(k.Str)
+	}
+	return KindOf(tool)
+}
+
 // Kind is the event's ToolKind: the one its decoder set, else the one
 // its tool name maps to; "" for an event that is not about a tool.
 func (e *Event) Kind() ToolKind {

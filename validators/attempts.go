@@ -53,14 +53,9 @@ func failedAttempts(x *execution) ([]attempt, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read input of ledger entry %d: %w", e.Seq, err)
 		}
-		var kind struct {
-			ToolKind hooks.ToolKind `json:"tool_kind"`
-		}
-		if json.Unmarshal(e.Body, &kind) != nil || kind.ToolKind == "" {
-			kind.ToolKind = hooks.KindOf(e.Tool) // entries written before tool_kind
-		}
-		a := attempt{Seq: e.Seq, Tool: e.Tool, canon: hooks.CanonicalTool(kind.ToolKind), text: strings.ToLower(string(in) + "\n" + string(e.Body))}
-		if kind.ToolKind == hooks.KindShell {
+		kind := hooks.RecordedKind(e.Tool, e.Body)
+		a := attempt{Seq: e.Seq, Tool: e.Tool, canon: hooks.CanonicalTool(kind), text: strings.ToLower(string(in) + "\n" + string(e.Body))}
+		if kind == hooks.KindShell {
 			a.command, _ = hooks.ShellCommandOf(in)
 		}
 		var fields map[string]any
