@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/regular/regulartest"
 )
 
@@ -53,4 +54,24 @@ func TestGitInfoFIFO(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A FIFO among a session's pending `docket propose` statements does not
+// hold the judge: it is dropped as a malformed statement.
+func TestStatementFIFO(t *testing.T) {
+	h, err := home.At(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := statementDir(h, "s1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	regulartest.Mkfifo(t, filepath.Join(dir, "held.json"))
+	regulartest.Within(t, 5*time.Second, "BindStatement", func() {
+		b, err := BindStatement(h, "s1", "Bash", "sha256:x", time.Now())
+		if err != nil || b.Status != SideChannelMissing || b.Stale != 1 {
+			t.Errorf("BindStatement = %+v, %v; want missing with the FIFO dropped as stale", b, err)
+		}
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/regular"
 )
 
 // Side-channel binding statuses, recorded on every proposal.
@@ -156,14 +156,10 @@ func BindStatement(h home.Home, session, tool, argsDigest string, now time.Time)
 }
 
 func readStatement(p string) (Statement, error) {
-	f, err := os.Open(p)
+	// not a FIFO or a device either: the judge would wait on it
+	data, err := regular.ReadFile(regular.OpenNoFollow, p, maxStatement)
 	if err != nil {
 		return Statement{}, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxStatement+1))
-	if err != nil || len(data) > maxStatement {
-		return Statement{}, errors.New("statement too large")
 	}
 	var st Statement
 	dec := json.NewDecoder(strings.NewReader(string(data)))
