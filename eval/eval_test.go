@@ -44,7 +44,9 @@ func TestFixturesLabelled(t *testing.T) {
 		if f.Source.Kind != "real" {
 			continue
 		}
-		real++
+		if strings.HasPrefix(f.Source.File, "testdata/realdata/payloads/") {
+			real++
+		}
 		b, err := os.ReadFile(filepath.Join("..", f.Source.File))
 		if err != nil {
 			t.Errorf("%s: %v", f.ID, err)
@@ -84,9 +86,14 @@ func TestFixturesLabelled(t *testing.T) {
 }
 
 func TestParseFixturesRejects(t *testing.T) {
-	good := `{"id":"x","source":{"kind":"real","file":"f","licence":"MIT"},"expected":"allow","reason":"a routine read of a project file","payload":{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/a"}}}`
+	good := `{"id":"x","source":{"kind":"real","file":"f","licence":"MIT"},"expected":"allow","reason":"a routine read of a project file","payload":{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/a"}}}`
 	if _, err := ParseFixtures(strings.NewReader(good)); err != nil {
 		t.Fatalf("good fixture: %v", err)
+	}
+	// another runtime's pre-tool event is one too
+	gemini := strings.Replace(strings.Replace(good, `"PreToolUse"`, `"BeforeTool"`, 1), `"Read"`, `"read_file"`, 1)
+	if _, err := ParseFixtures(strings.NewReader(gemini)); err != nil {
+		t.Fatalf("Gemini CLI fixture: %v", err)
 	}
 	tests := []struct{ name, from, to string }{
 		{"no reason", `"reason":"a routine read of a project file"`, `"reason":""`},

@@ -21,10 +21,11 @@ import (
 	"io"
 	"strings"
 
+	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/judge"
 )
 
-//go:embed testdata/proposals.jsonl testdata/incidents.jsonl testdata/recall.json
+//go:embed testdata/proposals.jsonl testdata/incidents.jsonl testdata/runtimes.jsonl testdata/recall.json
 var files embed.FS
 
 // Outcome is a judge outcome (allow, revise, escalate, block).
@@ -110,15 +111,13 @@ func (f *Fixture) check() error {
 	case f.Source.File == "" || f.Source.Licence == "":
 		return errors.New("source file or licence missing")
 	}
-	var p struct {
-		Event string          `json:"hook_event_name"`
-		Tool  string          `json:"tool_name"`
-		Input json.RawMessage `json:"tool_input"`
-	}
-	if err := json.Unmarshal(f.Payload, &p); err != nil {
+	// any runtime's payload, as the judge hook reads it (Gemini CLI's
+	// BeforeTool is a PreToolUse)
+	ev, err := hooks.Decode(f.Payload, "")
+	if err != nil {
 		return fmt.Errorf("payload: %w", err)
 	}
-	if p.Event != "PreToolUse" || p.Tool == "" || len(p.Input) == 0 {
+	if ev.Name != hooks.PreToolUse || ev.ToolName == "" || len(ev.ToolInput) == 0 {
 		return errors.New("payload is not a PreToolUse call with a tool and its input")
 	}
 	return nil
@@ -133,7 +132,7 @@ func validOutcome(o judge.Outcome) bool {
 func Fixtures() ([]Fixture, error) {
 	var all []Fixture
 	seen := map[string]bool{}
-	for _, name := range []string{"testdata/proposals.jsonl", "testdata/incidents.jsonl"} {
+	for _, name := range []string{"testdata/proposals.jsonl", "testdata/incidents.jsonl", "testdata/runtimes.jsonl"} {
 		b, err := files.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)
@@ -151,6 +150,16 @@ func Fixtures() ([]Fixture, error) {
 		all = append(all, fs...)
 	}
 	return all, nil
+}
+
+// judged is the outcome of a decision as the label reads it: a call the
+// judge revised, whose amended form it then allowed, was revised (the
+// runtime runs the amendment).
+func judged(d *judge.Decision) judge.Outcome {
+	if d.Outcome == Allow && d.RawOutcome == Revise {
+		return Revise
+	}
+	return d.Outcome
 }
 
 // rank orders outcomes by strictness: allow < revise < escalate < block.

@@ -68,6 +68,7 @@ func Percentile(sorted []int64, p float64) int64 {
 
 type judgeBody struct {
 	Outcome           string `json:"outcome"`
+	RawOutcome        string `json:"raw_outcome"`
 	EnforcementAction string `json:"enforcement_action"`
 	DurationMicros    *int64 `json:"duration_us"`
 }
@@ -110,7 +111,12 @@ func ComputeLive(sessions []LiveSession, reviews []store.ReviewItem, approvals [
 				}
 				counted = true
 				m.JudgeDecisions++
-				m.Outcomes[b.Outcome]++
+				if b.Outcome == string(Allow) && b.RawOutcome == string(Revise) {
+					// revised, and the amended call allowed: it ran revised
+					m.Outcomes[string(Revise)]++
+				} else {
+					m.Outcomes[b.Outcome]++
+				}
 				if b.DurationMicros != nil {
 					judgeLat = append(judgeLat, *b.DurationMicros)
 				}

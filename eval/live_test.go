@@ -112,3 +112,19 @@ func TestComputeLive(t *testing.T) {
 		}
 	}
 }
+
+// A call the judge revised and whose amendment it allowed ran revised: it
+// counts as a revise, not an allow, and as not stopped.
+func TestComputeLiveRevisedThenAllowed(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	since := now.Add(-24 * time.Hour)
+	s := LiveSession{Session: "s1", Entries: []*ledger.Entry{
+		entry(t, 1, now.Add(-time.Hour), ledger.KindJudgeDecision, "t1", map[string]any{"outcome": "allow", "raw_outcome": "revise", "enforcement_action": "none", "duration_us": 100}),
+		entry(t, 2, now.Add(-time.Hour), ledger.KindToolCall, "t1", map[string]any{"failed": false}),
+		entry(t, 3, now.Add(-time.Hour), ledger.KindJudgeDecision, "t2", map[string]any{"outcome": "allow", "raw_outcome": "allow", "enforcement_action": "none", "duration_us": 100}),
+	}}
+	m := ComputeLive([]LiveSession{s}, nil, nil, since)
+	if m.Outcomes["revise"] != 1 || m.Outcomes["allow"] != 1 || m.Stopped != 0 {
+		t.Errorf("outcomes %v, stopped %d: want one revise, one allow, none stopped", m.Outcomes, m.Stopped)
+	}
+}

@@ -262,7 +262,8 @@ func JudgeStream(ctx context.Context, dir string, fx []Fixture, memory bool) ([]
 			return nil, gov, fmt.Errorf("fixture %s: decode payload: %w", f.ID, err)
 		}
 		_, d := e.Decide(ctx, ev)
-		r := Result{ID: f.ID, Expected: f.Expected, Got: d.Outcome, Class: d.RiskClass, RuleIDs: d.RuleIDs,
+		got := judged(d)
+		r := Result{ID: f.ID, Expected: f.Expected, Got: got, Class: d.RiskClass, RuleIDs: d.RuleIDs,
 			MemoriesUsed: d.MemoriesUsed, Recall: d.Recall, Reason: d.Reason, RecallNeeded: classes[d.RiskClass].Recall, Tool: subject(ev)}
 		if !memory {
 			out = append(out, r)
@@ -277,7 +278,7 @@ func JudgeStream(ctx context.Context, dir string, fx []Fixture, memory bool) ([]
 			rv.labels[id] = f.Expected
 			rv.source[id] = r
 		}
-		if rank(d.Outcome) < rank(f.Expected) && d.Proposal != nil {
+		if rank(got) < rank(f.Expected) && d.Proposal != nil {
 			if err := rv.correct(ctx, i, f, ev, d); err != nil {
 				return nil, gov, fmt.Errorf("fixture %s: %w", f.ID, err)
 			}
