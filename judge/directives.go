@@ -417,7 +417,7 @@ func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.Fil
 	if p == nil {
 		return nil, nil
 	}
-	if p.Context.ToolKind == hooks.KindShell {
+	if p.kind() == hooks.KindShell {
 		// every runtime's shell (Bash, Gemini CLI's run_shell_command, …):
 		// Classify has read its command
 		cmd, ok := hooks.ShellCommandOf(p.Input)
@@ -429,7 +429,7 @@ func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.Fil
 	// the list names Claude Code's tools: another runtime's fetch or web
 	// search (Gemini CLI's web_fetch, …) counts as WebFetch
 	name := p.Tool.Name
-	if p.Context.ToolKind == hooks.KindFetch {
+	if p.kind() == hooks.KindFetch {
 		name = hooks.CanonicalTool(hooks.KindFetch)
 	}
 	if (set == nil || set.Directives == nil) && !defaultOutboundShape(name) && !defaultOutboundShape(p.Tool.Name) {
@@ -487,7 +487,7 @@ func redactInput(p *ActionProposal, fs []outFinding) (json.RawMessage, error) {
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return nil, fmt.Errorf("input is not a JSON object")
 	}
-	if p.Context.ToolKind == hooks.KindShell {
+	if p.kind() == hooks.KindShell {
 		// longest first, so a match inside another is not cut in two
 		sort.SliceStable(fs, func(i, j int) bool { return len(fs[i].match()) > len(fs[j].match()) })
 		redact := func(s string) string {

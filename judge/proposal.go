@@ -194,6 +194,15 @@ func (p *ActionProposal) Digest() string {
 	return canonjson.SHA256(p.appendCanonical(make([]byte, 0, 1024)))
 }
 
+// kind is what p's tool does in docket's tool vocabulary: the kind the
+// framework derived, else the one its name maps to.
+func (p *ActionProposal) kind() hooks.ToolKind {
+	if p.Context.ToolKind != "" {
+		return p.Context.ToolKind
+	}
+	return hooks.KindOf(p.Tool.Name)
+}
+
 // Clone returns a deep copy of p.
 func (p *ActionProposal) Clone() *ActionProposal {
 	b, _ := json.Marshal(p)

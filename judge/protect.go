@@ -133,7 +133,7 @@ func (pr Protector) Check(p *ActionProposal) *Violation {
 	}
 	writes := p.Context.Spec.Writes || p.Tool.Kind == "file_write" || p.Tool.Kind == "file_edit" || p.Tool.Kind == "patch"
 	// read_many_files reads a named directory's files, recursively
-	recursive := p.Context.ToolKind == hooks.KindSearch || p.Tool.Kind == "search" || p.Tool.Name == "read_many_files"
+	recursive := p.kind() == hooks.KindSearch || p.Tool.Kind == "search" || p.Tool.Name == "read_many_files"
 	for _, f := range []string{"file_path", "notebook_path", "path", "absolute_path", "dir_path", "pattern", "directory", "filename", "dir"} {
 		s, ok := in[f].(string)
 		if !ok || s == "" {
@@ -420,10 +420,7 @@ func pathWords(s Segment) []string {
 // readsOnly reports whether p's tool only reads: a read or search tool
 // of any runtime (hooks' vocabulary), or Claude Code's to-do list.
 func readsOnly(p *ActionProposal) bool {
-	k := p.Context.ToolKind
-	if k == "" {
-		k = hooks.KindOf(p.Tool.Name)
-	}
+	k := p.kind()
 	return k == hooks.KindRead || k == hooks.KindSearch || p.Tool.Name == "TodoWrite"
 }
 
