@@ -378,11 +378,7 @@ func (e *Engine) chain(ctx context.Context, st *engineState, p *ActionProposal, 
 		defer cancel()
 		if r, err := e.recall(rctx); err != nil {
 			d.Recall = "unavailable: " + err.Error()
-		} else if rec, err := r.Recall(rctx, RecallQuery{
-			WorkspaceID: p.WorkspaceID, ProjectID: deref(p.ProjectID), SessionID: p.Binding.SessionID, ActionID: p.ActionID,
-			Summary: p.Action.Description, Class: p.Action.RiskClass, ToolName: p.Tool.Name, TargetSystem: deref(p.Tool.TargetSystem),
-			Target: deref(p.Action.Target), MaxItems: 5,
-		}); err != nil {
+		} else if rec, err := r.Recall(rctx, recallQuery(p)); err != nil {
 			d.Recall = "unavailable: " + err.Error()
 		} else {
 			d.Recall = fmt.Sprintf("ok: %d memories", len(rec.Memories))

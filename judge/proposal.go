@@ -203,6 +203,27 @@ func (p *ActionProposal) kind() hooks.ToolKind {
 	return hooks.KindOf(p.Tool.Name)
 }
 
+// recallQuery is what the judge asks the store about p. A tool the
+// registry knows only by its kind is asked about by the registry entry
+// of that kind (Bash for Gemini CLI's run_shell_command), in the summary
+// too: what was learnt of a Claude Code tool comes back for the same kind
+// of call by any runtime, a runtime's shell is a broad tool as Bash is,
+// and the words of its own name do not match every memory it left.
+func recallQuery(p *ActionProposal) RecallQuery {
+	tool, summary := p.Tool.Name, p.Action.Description
+	if a := p.Context.Alias; a != "" {
+		tool = a
+		if rest, ok := strings.CutPrefix(summary, p.Tool.Name); ok {
+			summary = a + rest
+		}
+	}
+	return RecallQuery{
+		WorkspaceID: p.WorkspaceID, ProjectID: deref(p.ProjectID), SessionID: p.Binding.SessionID, ActionID: p.ActionID,
+		Summary: summary, Class: p.Action.RiskClass, ToolName: tool, TargetSystem: deref(p.Tool.TargetSystem),
+		Target: deref(p.Action.Target), MaxItems: 5,
+	}
+}
+
 // Clone returns a deep copy of p.
 func (p *ActionProposal) Clone() *ActionProposal {
 	b, _ := json.Marshal(p)

@@ -13,6 +13,8 @@ import (
 	"github.com/docket/docket/judge/judgetest"
 	"github.com/docket/docket/judge/storeadapter"
 	"github.com/docket/docket/store"
+	"github.com/docket/docket/store/firewall"
+	"github.com/docket/docket/store/firewall/gitleaks"
 	"github.com/docket/docket/store/memstore"
 )
 
@@ -176,5 +178,45 @@ func TestLessonReviewLoop(t *testing.T) {
 		if a.Decision != hooks.Deny || !instruction {
 			t.Errorf("%s: the confirmed lesson did not decide: %q used %+v reason %q", ev.ToolName, a.Decision, d.MemoriesUsed, d.Reason)
 		}
+	}
+}
+
+// A runtime's own name for its shell is a broad tool, as Bash is: what
+// another shell call left behind comes back for the words it shares with
+// the call, not for the tool name alone.
+func TestRecallOtherRuntimeShellIsBroad(t *testing.T) {
+	// the write-back firewall withholds text it cannot scan
+	firewall.UseDetector(gitleaks.Detect)
+	t.Cleanup(func() { firewall.UseDetector(nil) })
+	ms := &memstore.Store{}
+	ad := storeadapter.New(ms)
+	h, _ := home.At(t.TempDir())
+	e := judge.NewEngine(h, judgetest.BaseSet(t, defaultJudges))
+	e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
+	e.Writer, e.Approvals = ad, ad
+	ctx := context.Background()
+	cwd := t.TempDir()
+	gemini := func(id, cmd, desc string) *hooks.Event {
+		in, _ := json.Marshal(map[string]string{"command": cmd, "description": desc})
+		return &hooks.Event{Runtime: hooks.Gemini, Name: hooks.PreToolUse, SessionID: "s1", Cwd: cwd, ToolName: "run_shell_command", ToolInput: in, ToolUseID: id}
+	}
+	e.Decide(ctx, gemini("g1", "npm publish --access public", "Publish the package"))
+	// its memory enters review; a human keeps it as evidence
+	items, err := ms.ListReview(ctx, store.ReviewFilter{})
+	if err != nil || len(items) == 0 {
+		t.Fatalf("review queue: %v %v", items, err)
+	}
+	for _, it := range items {
+		if _, _, err := ms.Review(ctx, store.ReviewAction{ID: it.ID, Action: store.ActEvidenceOnly, Actor: "test"}); err != nil {
+			t.Fatalf("review %s: %v", it.ID, err)
+		}
+	}
+	_, d := e.Decide(ctx, gemini("g2", "git push origin main", "Push the branch"))
+	if d.Recall != "ok: 0 memories" {
+		t.Errorf("recall for a push after a publish: %q, want nothing (they share only the tool): %s", d.Recall, d.Reason)
+	}
+	_, d = e.Decide(ctx, gemini("g3", "npm publish --access public --tag next", "Publish the next release"))
+	if d.Recall == "ok: 0 memories" || !strings.HasPrefix(d.Recall, "ok:") {
+		t.Errorf("recall for a second publish: %q, want the first one's precedent", d.Recall)
 	}
 }
