@@ -244,6 +244,7 @@ func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Ti
 		}
 		return ranked[i].ID < ranked[j].ID
 	})
+	ranked = dropDuplicates(ranked, warn)
 	var trace []TraceItem
 	tokens := 0
 	for _, r := range ranked {
@@ -277,6 +278,43 @@ func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Ti
 		}
 	}
 	return resp, trace
+}
+
+// dropDuplicates keeps one memory of each text about the same entities in
+// the same scope (summary and content, case and spacing aside): the one
+// whose use
+// policy binds, an instruction before evidence, else the best ranked. A
+// repeat would take a place of max_items and count twice as precedent.
+func dropDuplicates(ranked []RecalledMemory, warn func(code, msg, id string)) []RecalledMemory {
+	keep := make(map[string]int, len(ranked))
+	for i := range ranked {
+		k := sameText(&ranked[i].Memory)
+		if j, ok := keep[k]; !ok || ranked[i].UsePolicy == Instruction && ranked[j].UsePolicy != Instruction {
+			keep[k] = i
+		}
+	}
+	if len(keep) == len(ranked) {
+		return ranked
+	}
+	out := make([]RecalledMemory, 0, len(keep))
+	for i := range ranked {
+		k := sameText(&ranked[i].Memory)
+		if keep[k] == i {
+			out = append(out, ranked[i])
+			continue
+		}
+		kept := ranked[keep[k]].ID
+		warn("duplicate_left_out", "same text as "+kept+", which is recalled", ranked[i].ID)
+	}
+	return out
+}
+
+// sameText is a memory's text, with case and runs of white space folded,
+// its entities and its scope.
+func sameText(m *Memory) string {
+	fold := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+	return strings.Join([]string{fold(m.Summary), fold(m.Content), strings.Join(NormalizeEntities(m.Entities), "\x01"),
+		m.Scope.Workspace, m.Scope.Project, string(m.Scope.Visibility)}, "\x00")
 }
 
 func behavior(b string) string {

@@ -37,6 +37,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"IdempotentConcurrentWrites", testIdempotent},
 		{"Scope", testScope},
 		{"RankingDecayReinforcement", testRanking},
+		{"DuplicatesRecalledOnce", testDuplicates},
 		{"Observe", testObserve},
 		{"RecallRecorded", testRecallRecorded},
 		{"ReviewActions", testReviewActions},
@@ -569,7 +570,8 @@ func testRanking(t *testing.T, s store.Store) {
 	old := evidence("mem_old", "docker build fails on the arm runners", "system:ci")
 	old.Freshness.CreatedAt = now.AddDate(0, 0, -100)
 	put(t, s, old)
-	fresh := evidence("mem_fresh", "docker build fails on the arm runners", "system:ci")
+	// (not the same text: recall returns one memory of each text)
+	fresh := evidence("mem_fresh", "docker build fails on the arm runners.", "system:ci")
 	fresh.Freshness.CreatedAt = now.AddDate(0, 0, -1)
 	put(t, s, fresh)
 	resp := recall(t, s, "docker build fails on arm runners")
@@ -582,6 +584,7 @@ func testRanking(t *testing.T, s store.Store) {
 	// Recurrence resets the decay of the old observation.
 	obs := old
 	obs.ID = ""
+	obs.Summary, obs.Content = "docker build fails on the arm runners, again", "docker build fails on the arm runners, again"
 	obs.PatternKey = "docker-arm"
 	for i, seq := range []uint64{1, 2, 3} {
 		obs.Lineage = store.Lineage{Session: "s-rank", Seq: seq, EntryHash: fmt.Sprintf("h%d", seq)}
@@ -610,6 +613,26 @@ func testRanking(t *testing.T, s store.Store) {
 	})
 	if got := ids(resp); len(got) < 2 || got[0] != "mem_ent_yes" {
 		t.Fatalf("entity overlap ranking %v, want mem_ent_yes first", got)
+	}
+}
+
+// testDuplicates: two memories of the same text about the same entities
+// in the same scope come back once, the instruction kept over a fresher
+// piece of evidence; the same text about another entity is another memory.
+func testDuplicates(t *testing.T, s store.Store) {
+	rule := confirmed("mem_rule", "Ask a human before git push to main", "tool:bash")
+	rule.Freshness.CreatedAt = time.Now().AddDate(0, 0, -30)
+	put(t, s, rule)
+	put(t, s, evidence("mem_copy", "ask a human before  git push to main", "tool:bash"))
+	put(t, s, evidence("mem_other", "Ask a human before git push to main", "tool:bash", "repo:web"))
+	resp := recall(t, s, "git push to main", func(q *store.RecallRequest) { q.Limits.MaxItems = 10 })
+	got := ids(resp)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"mem_other", "mem_rule"}) || !warned(resp, "duplicate_left_out", "mem_copy") {
+		t.Errorf("recalled %v, warnings %+v: want mem_rule and mem_other, mem_copy left out as a duplicate", got, resp.Warnings)
+	}
+	if len(resp.PolicyHits) != 1 || resp.PolicyHits[0].PolicyID != "mem_rule" {
+		t.Errorf("policy hits %+v, want mem_rule", resp.PolicyHits)
 	}
 }
 
