@@ -28,16 +28,23 @@ func push(cwd, id string) *hooks.Event {
 	return &hooks.Event{Runtime: hooks.Claude, Name: hooks.PreToolUse, SessionID: "s1", Cwd: cwd, ToolName: "Bash", ToolInput: in, ToolUseID: id}
 }
 
-// The adapter carries a decision into the store and the next similar call
-// recalls it as precedent; a headless escalation waits on the store's
-// approval queue.
-func TestPrecedentAndApproval(t *testing.T) {
+// storeEngine is a judge engine whose recall, write-back and approvals
+// go through the adapter to a fresh in-memory store.
+func storeEngine(t *testing.T) (*memstore.Store, *judge.Engine) {
 	ms := &memstore.Store{}
 	ad := storeadapter.New(ms)
 	h, _ := home.At(t.TempDir())
 	e := judge.NewEngine(h, judgetest.BaseSet(t, defaultJudges))
 	e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
 	e.Writer, e.Approvals = ad, ad
+	return ms, e
+}
+
+// The adapter carries a decision into the store and the next similar call
+// recalls it as precedent; a headless escalation waits on the store's
+// approval queue.
+func TestPrecedentAndApproval(t *testing.T) {
+	ms, e := storeEngine(t)
 	ctx := context.Background()
 	cwd := t.TempDir()
 
@@ -188,12 +195,7 @@ func TestRecallOtherRuntimeShellIsBroad(t *testing.T) {
 	// the write-back firewall withholds text it cannot scan
 	firewall.UseDetector(gitleaks.Detect)
 	t.Cleanup(func() { firewall.UseDetector(nil) })
-	ms := &memstore.Store{}
-	ad := storeadapter.New(ms)
-	h, _ := home.At(t.TempDir())
-	e := judge.NewEngine(h, judgetest.BaseSet(t, defaultJudges))
-	e.OpenRecall = func(context.Context) (judge.Recaller, error) { return ad, nil }
-	e.Writer, e.Approvals = ad, ad
+	ms, e := storeEngine(t)
 	ctx := context.Background()
 	cwd := t.TempDir()
 	gemini := func(id, cmd, desc string) *hooks.Event {
