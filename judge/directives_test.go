@@ -19,7 +19,7 @@ import (
 // fakeToken is shaped like a GitHub personal access token.
 const fakeToken = "ghp_R8uPz3LmQw7XvT2nKb9YcHs4JdFa6GeN1oVi"
 
-func withDetector(t *testing.T) {
+func withDetector(t testing.TB) {
 	firewall.UseDetector(gitleaks.Detect)
 	t.Cleanup(func() { firewall.UseDetector(nil) })
 }
