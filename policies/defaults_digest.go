@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "d39c9a86b83f717d5b353b0d399c8e933b8f4aae04b10f65583b673bd1a278ed"
+const knownDefaultsDigest = "71f724d72d6aed09b036bfa7d6c7800d8dec51ec4270a46f619441496fe20b34"
