@@ -16,6 +16,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/regular"
 )
 
 // ErrNoKey means the state root has no keys: run `docket init`.
@@ -185,8 +186,8 @@ func createSecret(path string, data []byte) error {
 // LoadKeys reads the keys under h. Retired HMAC keys, kept as
 // keys/hmac-<id>.key, are loaded for verification only.
 func LoadKeys(h home.Home) (*Keys, error) {
-	// readFile and readDirNames, not os.ReadFile and filepath.Glob: no
-	// poller set up for three small files on every hook call
+	// readFile and regular.DirNames, not os.ReadFile and filepath.Glob:
+	// no poller set up for three small files on every hook call
 	raw, err := readFile(h.HMACKeyPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w (missing %s)", ErrNoKey, h.HMACKeyPath())
@@ -199,7 +200,7 @@ func LoadKeys(h home.Home) (*Keys, error) {
 		return nil, fmt.Errorf("read hmac key %s: %w", h.HMACKeyPath(), err)
 	}
 	k := &Keys{hmacKey: key, hmacID: KeyID(key), retired: map[string][]byte{}}
-	names, _ := readDirNames(h.KeysDir())
+	names, _ := regular.DirNames(h.KeysDir())
 	for _, name := range names {
 		if ok, _ := filepath.Match("hmac-*.key", name); !ok {
 			continue

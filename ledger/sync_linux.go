@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -109,17 +108,4 @@ func readFile(name string) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// readDirNames lists the names in directory dir, sorted, through
-// openFile (no poller registration).
-func readDirNames(dir string) ([]string, error) {
-	f, err := openFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	slices.Sort(names)
-	return names, err
 }

@@ -20,13 +20,3 @@ func startWriteback(f *os.File) {}
 
 // readFile is os.ReadFile.
 func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
-
-// readDirNames lists the names in directory dir, sorted.
-func readDirNames(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names, err
-}

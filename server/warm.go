@@ -1,11 +1,11 @@
 package server
 
 import (
-	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
+
+	"github.com/docket/docket/internal/regular"
 )
 
 // Warm state of the hook socket: what every hook call would otherwise
@@ -98,7 +98,7 @@ func listDir(p string, ident []byte, latest time.Time) ([]string, error) {
 	if settled && ok && l.ident == string(ident) {
 		return l.names, nil
 	}
-	names, err := dirNames(p)
+	names, err := regular.DirNames(p)
 	listings.Lock()
 	defer listings.Unlock()
 	listings.reads++
@@ -111,18 +111,6 @@ func listDir(p string, ident []byte, latest time.Time) ([]string, error) {
 	}
 	listings.m[p] = listing{ident: string(ident), names: names}
 	return names, nil
-}
-
-// dirNames lists the names in directory p, sorted.
-func dirNames(p string) ([]string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	sort.Strings(names)
-	return names, err
 }
 
 // Warm keeps values built from files, one per key, each rebuilt when

@@ -12,6 +12,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"syscall"
 )
 
 // ErrNotRegular is returned for a path that is not a regular file.
@@ -48,6 +50,10 @@ var ErrNotDir = errors.New("not a directory")
 // else (a FIFO swapped in for it) fails at once.
 func OpenDir(path string) (*os.File, error) {
 	f, typ, err := open(path, flagDir)
+	if errors.Is(err, syscall.ENOTDIR) {
+		// O_DIRECTORY refused it in the kernel
+		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotDir}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +62,20 @@ func OpenDir(path string) (*os.File, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotDir}
 	}
 	return f, nil
+}
+
+// DirNames lists the names in directory path, sorted, opened with
+// OpenDir: off the runtime's poller, and failing at once on anything
+// that is not a directory.
+func DirNames(path string) ([]string, error) {
+	f, err := OpenDir(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	slices.Sort(names)
+	return names, err
 }
 
 // ErrTooLarge is returned by ReadFile for a file over its limit.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +110,25 @@ func TestOpenDirAndNoFollow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// DirNames lists a directory sorted, and refuses a FIFO swapped in for
+// the directory at once, as OpenDir does.
+func TestDirNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"b", "c", "a"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if names, err := DirNames(dir); err != nil || strings.Join(names, ",") != "a,b,c" {
+		t.Fatalf("DirNames = %q, %v; want a,b,c", names, err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	regulartest.Mkfifo(t, fifo)
+	regulartest.Within(t, 5*time.Second, "DirNames(fifo)", func() {
+		if _, err := DirNames(fifo); !errors.Is(err, ErrNotDir) {
+			t.Errorf("DirNames(FIFO) = %v, want ErrNotDir", err)
+		}
+	})
 }
