@@ -281,30 +281,37 @@ func SelectWith(rc *Relevance, req RecallRequest, cands []Candidate, now time.Ti
 }
 
 // dropDuplicates keeps one memory of each text about the same entities in
-// the same scope (summary and content, case and spacing aside): the one
-// whose use
-// policy binds, an instruction before evidence, else the best ranked. A
-// repeat would take a place of max_items and count twice as precedent.
+// the same scope (summary and content, case and spacing aside), in rank
+// order: of a text some instruction holds, each instruction with its own
+// required behaviour (a copy that asks for less never hides one that
+// asks for more) and no evidence; of any other text, the best ranked. A
+// repeat took a place of max_items and counted twice as precedent.
 func dropDuplicates(ranked []RecalledMemory, warn func(code, msg, id string)) []RecalledMemory {
-	keep := make(map[string]int, len(ranked))
+	keys := make([]string, len(ranked))
+	ruled := map[string]bool{} // texts an instruction holds
 	for i := range ranked {
-		k := sameText(&ranked[i].Memory)
-		if j, ok := keep[k]; !ok || ranked[i].UsePolicy == Instruction && ranked[j].UsePolicy != Instruction {
-			keep[k] = i
+		keys[i] = sameText(&ranked[i].Memory)
+		if ranked[i].UsePolicy == Instruction {
+			ruled[keys[i]] = true
 		}
 	}
-	if len(keep) == len(ranked) {
-		return ranked
-	}
-	out := make([]RecalledMemory, 0, len(keep))
-	for i := range ranked {
-		k := sameText(&ranked[i].Memory)
-		if keep[k] == i {
-			out = append(out, ranked[i])
+	kept := map[string]string{} // text (and behaviour) -> the memory kept
+	out := make([]RecalledMemory, 0, len(ranked))
+	for i, r := range ranked {
+		k := keys[i]
+		if ruled[k] && r.UsePolicy != Instruction {
+			warn("duplicate_left_out", "same text as an instruction that is recalled", r.ID)
 			continue
 		}
-		kept := ranked[keep[k]].ID
-		warn("duplicate_left_out", "same text as "+kept+", which is recalled", ranked[i].ID)
+		if r.UsePolicy == Instruction {
+			k += "\x00" + r.Behavior
+		}
+		if id, ok := kept[k]; ok {
+			warn("duplicate_left_out", "same text as "+id+", which is recalled", r.ID)
+			continue
+		}
+		kept[k] = r.ID
+		out = append(out, r)
 	}
 	return out
 }

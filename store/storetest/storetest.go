@@ -634,6 +634,20 @@ func testDuplicates(t *testing.T, s store.Store) {
 	if len(resp.PolicyHits) != 1 || resp.PolicyHits[0].PolicyID != "mem_rule" {
 		t.Errorf("policy hits %+v, want mem_rule", resp.PolicyHits)
 	}
+	// a confirmed copy that asks for less (allow) does not hide the rule
+	// that blocks, however it ranks
+	weak := confirmed("mem_weak", "ask a human before git push to main", "tool:bash")
+	weak.Behavior = "allow"
+	put(t, s, weak)
+	resp = recall(t, s, "git push to main", func(q *store.RecallRequest) { q.Limits.MaxItems = 10 })
+	var hits []string
+	for _, h := range resp.PolicyHits {
+		hits = append(hits, h.PolicyID+":"+h.RequiredBehavior)
+	}
+	slices.Sort(hits)
+	if !slices.Equal(hits, []string{"mem_rule:block", "mem_weak:allow"}) {
+		t.Errorf("policy hits %v: want both the blocking rule and its weaker copy", hits)
+	}
 }
 
 func testObserve(t *testing.T, s store.Store) {
