@@ -34,7 +34,7 @@ func FuzzDecide(f *testing.F) {
 	}{
 		{hooks.Claude, "Bash", false}, {hooks.Gemini, "run_shell_command", false}, {hooks.Codex, "exec_command", true},
 		{hooks.Codex, "shell", true}, {hooks.Gemini, "web_fetch", false}, {hooks.Claude, "mcp__slack__slack_post_message", false},
-		{hooks.Claude, "Write", false},
+		{hooks.Claude, "Write", false}, {hooks.Claude, "mcp__terminal__run_command", false},
 	}
 	f.Fuzz(func(t *testing.T, text string, pick uint8) {
 		tl := tools[int(pick)%len(tools)]

@@ -418,8 +418,7 @@ func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.Fil
 		return nil, nil
 	}
 	if p.kind() == hooks.KindShell {
-		// every runtime's shell (Bash, Gemini CLI's run_shell_command, …):
-		// Classify has read its command
+		// every runtime's shell (Bash, Gemini CLI's run_shell_command, …)
 		cmd, ok := hooks.ShellCommandOf(p.Input)
 		if !ok || cmd == "" {
 			return nil, nil
@@ -432,11 +431,18 @@ func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.Fil
 	if p.kind() == hooks.KindFetch {
 		name = hooks.CanonicalTool(hooks.KindFetch)
 	}
-	if (set == nil || set.Directives == nil) && !defaultOutboundShape(name) && !defaultOutboundShape(p.Tool.Name) {
-		return nil, nil // the default list names only these: skip parsing it
+	listed := false
+	if set != nil && set.Directives != nil || defaultOutboundShape(name) || defaultOutboundShape(p.Tool.Name) {
+		ds, err := directivesOf(set)
+		listed = err == nil && (ds.Outbound(name) || ds.Outbound(p.Tool.Name))
 	}
-	ds, err := directivesOf(set)
-	if err != nil || !ds.Outbound(name) && !ds.Outbound(p.Tool.Name) {
+	if !listed {
+		// a tool that is not a shell by name but carries a command line
+		// (an MCP terminal server's run_command) runs it: read as a shell,
+		// as the protections read it
+		if cmd, ok := hooks.ShellCommandOf(p.Input); ok && cmd != "" && (p.kind() == hooks.KindMCP || p.kind() == hooks.KindOther) {
+			return bashOutbound(cmd, p.Context.Cwd, p.Context.ProjectRoot, open)
+		}
 		return nil, nil
 	}
 	var v any
@@ -478,8 +484,10 @@ func walkStrings(v any, path []string, fn func([]string, string)) {
 	}
 }
 
-// redactInput returns p's input with every finding redacted: in the Bash
-// command string by literal replacement, in JSON strings in place.
+// redactInput returns p's input with every finding redacted: a finding
+// in the command line (it has no JSON path) by literal replacement in the
+// command, as a string or each word of an argv; one in a JSON string in
+// place.
 func redactInput(p *ActionProposal, fs []outFinding) (json.RawMessage, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(p.Input))
@@ -487,17 +495,27 @@ func redactInput(p *ActionProposal, fs []outFinding) (json.RawMessage, error) {
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return nil, fmt.Errorf("input is not a JSON object")
 	}
-	if p.kind() == hooks.KindShell {
+	var line []outFinding
+	byPath := map[string][]outbound.Finding{}
+	for _, f := range fs {
+		if f.in.path == nil {
+			line = append(line, f)
+			continue
+		}
+		k := strings.Join(f.in.path, "\x00")
+		byPath[k] = append(byPath[k], f.Finding)
+	}
+	if len(line) > 0 {
 		// longest first, so a match inside another is not cut in two
-		sort.SliceStable(fs, func(i, j int) bool { return len(fs[i].match()) > len(fs[j].match()) })
+		sort.SliceStable(line, func(i, j int) bool { return len(line[i].match()) > len(line[j].match()) })
 		redact := func(s string) string {
-			for _, f := range fs {
+			for _, f := range line {
 				s = strings.ReplaceAll(s, f.match(), outbound.Marker(f.Kind))
 			}
 			return s
 		}
-		// the command as ShellCommandOf reads it: a string, or an argv
-		// whose words each carry their part of the line
+		// the command as hooks.ShellCommandOf reads it: a string, or an
+		// argv whose words each carry their part of the line
 		for _, k := range []string{"command", "cmd"} {
 			switch c := m[k].(type) {
 			case string:
@@ -513,30 +531,26 @@ func redactInput(p *ActionProposal, fs []outFinding) (json.RawMessage, error) {
 			}
 			break
 		}
-	} else {
-		byPath := map[string][]outbound.Finding{}
-		for _, f := range fs {
-			k := strings.Join(f.in.path, "\x00")
-			byPath[k] = append(byPath[k], f.Finding)
-		}
-		var fix func(v any, path []string) any
-		fix = func(v any, path []string) any {
-			switch x := v.(type) {
-			case string:
-				if fs, ok := byPath[strings.Join(path, "\x00")]; ok {
-					return outbound.Redact(x, fs)
-				}
-			case map[string]any:
-				for k, e := range x {
-					x[k] = fix(e, append(append([]string(nil), path...), k))
-				}
-			case []any:
-				for i, e := range x {
-					x[i] = fix(e, append(append([]string(nil), path...), fmt.Sprint(i)))
-				}
+	}
+	var fix func(v any, path []string) any
+	fix = func(v any, path []string) any {
+		switch x := v.(type) {
+		case string:
+			if fs, ok := byPath[strings.Join(path, "\x00")]; ok {
+				return outbound.Redact(x, fs)
 			}
-			return v
+		case map[string]any:
+			for k, e := range x {
+				x[k] = fix(e, append(append([]string(nil), path...), k))
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = fix(e, append(append([]string(nil), path...), fmt.Sprint(i)))
+			}
 		}
+		return v
+	}
+	if len(byPath) > 0 {
 		for k, e := range m {
 			m[k] = fix(e, []string{k})
 		}
