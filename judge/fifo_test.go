@@ -68,10 +68,16 @@ func TestStatementFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	regulartest.Mkfifo(t, filepath.Join(dir, "held.json"))
+	// and a statement that is a link to a FIFO elsewhere
+	other := filepath.Join(t.TempDir(), "fifo")
+	regulartest.Mkfifo(t, other)
+	if err := os.Symlink(other, filepath.Join(dir, "linked.json")); err != nil {
+		t.Fatal(err)
+	}
 	regulartest.Within(t, 5*time.Second, "BindStatement", func() {
 		b, err := BindStatement(h, "s1", "Bash", "sha256:x", time.Now())
-		if err != nil || b.Status != SideChannelMissing || b.Stale != 1 {
-			t.Errorf("BindStatement = %+v, %v; want missing with the FIFO dropped as stale", b, err)
+		if err != nil || b.Status != SideChannelMissing || b.Stale != 2 {
+			t.Errorf("BindStatement = %+v, %v; want missing with both FIFOs dropped as stale", b, err)
 		}
 	})
 }
