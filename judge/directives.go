@@ -440,7 +440,10 @@ func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.Fil
 		// a tool that is not a shell by name but carries a command line
 		// (an MCP terminal server's run_command) runs it: read as a shell,
 		// as the protections read it
-		if cmd, ok := hooks.ShellCommandOf(p.Input); ok && cmd != "" && (p.kind() == hooks.KindMCP || p.kind() == hooks.KindOther) {
+		if k := p.kind(); k != hooks.KindMCP && k != hooks.KindOther {
+			return nil, nil // Write, Edit, Read…: not parsed on every call
+		}
+		if cmd, ok := hooks.ShellCommandOf(p.Input); ok && cmd != "" {
 			return bashOutbound(cmd, p.Context.Cwd, p.Context.ProjectRoot, open)
 		}
 		return nil, nil
