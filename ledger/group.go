@@ -286,8 +286,15 @@ func (w *writer) resume() bool {
 		return false
 	}
 	if r.packEnd >= 0 {
+		// no pack yet is an empty one: a session whose entries carry no
+		// artifacts (a judge's own) has none
 		st, err := os.Stat(filepath.Join(w.sf.artifacts, PackName))
-		if err != nil || st.Size() != r.packEnd {
+		switch {
+		case isNotExist(err):
+			if r.packEnd != 0 {
+				return false
+			}
+		case err != nil || st.Size() != r.packEnd:
 			return false
 		}
 	}

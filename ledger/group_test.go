@@ -486,3 +486,41 @@ func TestGroupCommitResumesAcrossCommits(t *testing.T) {
 	}
 	verifyOK(t, other, "s1", 6)
 }
+
+// A session whose entries carry no artifacts (a judge's decisions) has
+// no pack; its appends resume from memory all the same. They recovered
+// from the files every time, and while a commit was pending that meant
+// rebuilding the whole tree: each append cost as much as the session
+// was long.
+func TestGroupCommitResumesWithoutPack(t *testing.T) {
+	l, other, g := groupLedger(t)
+	sf := filesFor(l.home, "s1")
+	for i := 0; i < 6; i++ {
+		if _, err := l.Append("s1", Record{Kind: KindJudgeDecision, Runtime: "claude", Event: "PreToolUse", Tool: "Bash",
+			Body: map[string]any{"outcome": "allow", "i": i}}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			continue // the first entry is committed at once, and its state kept by the commit
+		}
+		unlock, err := l.lockSession(sf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := l.openWriter(sf, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resumed := w.resume()
+		w.close()
+		unlock()
+		if !resumed {
+			t.Fatalf("append %d: the next append would recover from the files", i)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(sf.artifacts, PackName)); !os.IsNotExist(err) {
+		t.Fatalf("the session has a pack (%v): the test no longer tests a session without one", err)
+	}
+	g.Flush()
+	verifyOK(t, other, "s1", 6)
+}
