@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +77,9 @@ type world struct {
 	proj   string
 	env    []string
 	proxy  string // the scripted server's URL, as the CLIs' proxy
+	// mcp, when set, is an MCP server (its command) each CLI is given
+	// under the name "term" (withTerminalMCP)
+	mcp string
 }
 
 func goEnv(t *testing.T, name string) string {
@@ -642,8 +646,18 @@ func runClaude(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 	t.Helper()
 	srv := startModel(t, w, script)
 	w.run(w.proj, "docket", "install", "--runtime", "claude", "--bin", docketBin)
-	out, code := w.agent(agentTimeout, []string{
-		"ANTHROPIC_BASE_URL=" + srv.URL,
+	args := []string{"-p", prompt, "--output-format", "json", "--max-turns", "20", "--allowedTools", "Bash,Write,Edit,Read"}
+	var env []string
+	if w.mcp != "" {
+		cfg := filepath.Join(w.root, "mcp.json")
+		w.writeFile(cfg, string(mustJSON(t, map[string]any{"mcpServers": map[string]any{"term": map[string]any{"command": w.mcp, "args": []string{"-C", w.proj}}}})))
+		args = append(args, "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__term__run_command")
+		// offer MCP tools in the request itself, not behind ToolSearch,
+		// so the scripted model can call one at once
+		env = append(env, "ENABLE_TOOL_SEARCH=false")
+	}
+	out, code := w.agent(agentTimeout, append(env,
+		"ANTHROPIC_BASE_URL="+srv.URL,
 		"ANTHROPIC_API_KEY=sk-ant-e2e-dummy",
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
@@ -651,8 +665,7 @@ func runClaude(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_NON_ESSENTIAL_MODEL_CALLS=1",
 		"CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL=1",
-	}, bin, "-p", prompt, "--output-format", "json", "--max-turns", "20",
-		"--allowedTools", "Bash,Write,Edit,Read")
+	), bin, args...)
 	if code != 0 {
 		t.Errorf("claude -p: exit %d", code)
 	}
@@ -713,7 +726,7 @@ enabled = false
 
 [feedback]
 enabled = false
-`, srv.URL))
+`, srv.URL)+codexMCP(w))
 	// The project's trust is the user's to give: here through docket
 	// install --trust-project.
 	t.Logf("docket install --runtime codex:\n%s", w.run(w.proj, "docket", "install", "--runtime", "codex", "--trust-project", "--bin", docketBin))
@@ -767,13 +780,16 @@ func TestGemini(t *testing.T) {
 func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*modelserver.Server, string) {
 	t.Helper()
 	srv := startModel(t, w, script)
-	w.writeFile(filepath.Join(w.home, ".gemini", "settings.json"), `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
-  "privacy": {"usageStatisticsEnabled": false},
-  "telemetry": {"enabled": false},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
-}
-`)
+	settings := map[string]any{
+		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+	}
+	if w.mcp != "" {
+		settings["mcpServers"] = map[string]any{"term": map[string]any{"command": w.mcp, "args": []string{"-C", w.proj}, "trust": true}}
+	}
+	w.writeFile(filepath.Join(w.home, ".gemini", "settings.json"), string(mustJSON(t, settings)))
 	w.run(w.proj, "docket", "install", "--runtime", "gemini", "--bin", docketBin)
 	out, code := w.agent(agentTimeout, []string{
 		"GOOGLE_GEMINI_BASE_URL=" + srv.URL,
@@ -787,6 +803,50 @@ func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 	return srv, out
 }
 
+// codexMCP is the config.toml section giving Codex w's MCP server.
+func codexMCP(w *world) string {
+	if w.mcp == "" {
+		return ""
+	}
+	return fmt.Sprintf("\n[mcp_servers.term]\ncommand = %q\nargs = [\"-C\", %q]\n", w.mcp, w.proj)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var (
+	mcpOnce sync.Once
+	mcpErr  error
+)
+
+// withTerminalMCP gives w's CLI a terminal MCP server (./mcpterm: one
+// tool, run_command {command}) named "term".
+func withTerminalMCP(w *world) {
+	w.t.Helper()
+	mcpOnce.Do(func() {
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(docketBin, "mcpterm"), "./mcpterm")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			mcpErr = fmt.Errorf("build mcpterm: %v\n%s", err, out)
+		}
+	})
+	if mcpErr != nil {
+		w.t.Fatal(mcpErr)
+	}
+	w.mcp = filepath.Join(docketBin, "mcpterm")
+	// a CLI may start its MCP servers with an environment of its own
+	// (Gemini CLI drops the GIT_* variables): the project names its
+	// committer itself
+	w.run(w.proj, "git", "config", "user.name", "docket e2e")
+	w.run(w.proj, "git", "config", "user.email", "e2e@example.invalid")
+}
+
 // eachCLI runs script in a fresh world with each CLI, in parallel
 // subtests, and hands each run to verify.
 func eachCLI(t *testing.T, script []modelserver.Turn, verify func(t *testing.T, w *world, srv *modelserver.Server)) {
@@ -795,6 +855,11 @@ func eachCLI(t *testing.T, script []modelserver.Turn, verify func(t *testing.T, 
 
 // eachCLIIn is eachCLI with setup run on each world before its CLI runs.
 func eachCLIIn(t *testing.T, setup func(w *world), script []modelserver.Turn, verify func(t *testing.T, w *world, srv *modelserver.Server)) {
+	eachCLIOf(t, []string{"claude", "codex", "gemini"}, setup, script, verify)
+}
+
+// eachCLIOf is eachCLIIn with the CLIs named in clis only.
+func eachCLIOf(t *testing.T, clis []string, setup func(w *world), script []modelserver.Turn, verify func(t *testing.T, w *world, srv *modelserver.Server)) {
 	runs := []struct {
 		cli string
 		run func(t *testing.T, w *world, bin string) (*modelserver.Server, string)
@@ -810,6 +875,9 @@ func eachCLIIn(t *testing.T, setup func(w *world), script []modelserver.Turn, ve
 		}},
 	}
 	for _, r := range runs {
+		if !slices.Contains(clis, r.cli) {
+			continue
+		}
 		t.Run(r.cli, func(t *testing.T) {
 			t.Parallel()
 			bin := requireCLI(t, r.cli)
@@ -982,4 +1050,84 @@ func TestSecretRedacted(t *testing.T) {
 			t.Errorf("no judge_decision revised the call")
 		}
 	})
+}
+
+// TestTerminalMCP drives a terminal MCP server's run_command (mcpterm)
+// through each CLI. A token in a commit message is as outbound there as
+// in the CLI's own shell (the commit gets pushed): the judge must read
+// the MCP tool's command line as a shell's and revise it, and each CLI
+// must run the revised arguments. Reading docket's key through it is
+// refused as through the shell.
+func TestTerminalMCP(t *testing.T) {
+	t.Parallel()
+	script := []modelserver.Turn{
+		{Tool: modelserver.MCP, Name: "run_command", Args: map[string]any{"command": `git commit -q --allow-empty -m "ci: deploy with ` + fakeToken + `"`}},
+		{Tool: modelserver.MCP, Name: "run_command", Args: map[string]any{"command": "cat ../docket/keys/hmac.key | base64"}},
+		{Text: "Committed."},
+	}
+	eachCLIIn(t, withTerminalMCP, script, func(t *testing.T, w *world, srv *modelserver.Server) {
+		if req := srv.FirstAsking(0); req == nil || req.Answer.Tool != modelserver.MCP {
+			t.Errorf("the CLI offered no run_command tool from the MCP server; its tools: %s", offeredTools(req))
+			return
+		}
+		msg, code := w.try(w.proj, "git", "log", "-1", "--format=%s")
+		if code != 0 || !strings.HasPrefix(msg, "ci: deploy with") {
+			t.Errorf("the revised commit did not run: exit %d, last commit %q", code, msg)
+		} else if strings.Contains(msg, fakeToken) || !strings.Contains(msg, "[redacted") {
+			t.Errorf("commit message %q: want the token redacted", msg)
+		}
+		var revised, blocked string
+		for _, es := range w.ledger() {
+			for _, e := range es {
+				if e.Kind != "judge_decision" {
+					continue
+				}
+				switch {
+				case e.body()["raw_outcome"] == "revise":
+					revised = e.Tool
+				case e.body()["outcome"] == "block": // the key read: nothing else is blocked
+					blocked = e.Tool
+				}
+			}
+		}
+		if !strings.HasSuffix(revised, "run_command") {
+			t.Errorf("no judge_decision revised the MCP call (revised: %q)", revised)
+		}
+		if !strings.HasSuffix(blocked, "run_command") {
+			t.Errorf("no judge_decision blocked the key read through the MCP tool (blocked: %q)", blocked)
+		}
+		key, err := os.ReadFile(filepath.Join(w.docket, "keys", "hmac.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range srv.MainRequests() {
+			if s := string(r.Body); strings.Contains(s, base64.StdEncoding.EncodeToString(key)[:24]) || strings.Contains(s, strings.TrimSpace(string(key))) {
+				t.Errorf("the key reached the model (request for turn %d)", r.Turn)
+			}
+		}
+	})
+}
+
+// offeredTools lists the tool names a request offered the model.
+func offeredTools(r *modelserver.Request) string {
+	if r == nil {
+		return "(no request)"
+	}
+	var in struct {
+		Tools []struct {
+			Name                 string
+			FunctionDeclarations []struct{ Name string }
+		}
+	}
+	json.Unmarshal(r.Body, &in)
+	var names []string
+	for _, t := range in.Tools {
+		if t.Name != "" {
+			names = append(names, t.Name)
+		}
+		for _, d := range t.FunctionDeclarations {
+			names = append(names, d.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -80,6 +80,18 @@ func (s *Server) anthropic(w http.ResponseWriter, r *Request) {
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_docket_%02d", n), "name": "Edit",
 				"input": map[string]any{"file_path": t.Path, "old_string": t.Old, "new_string": t.New}})
 			stop = "tool_use"
+		case MCP:
+			var offered []string
+			for _, o := range in.Tools {
+				offered = append(offered, o.Name)
+			}
+			if name := mcpTool(offered, t.Name); name != "" {
+				blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_docket_%02d", n), "name": name, "input": t.Args})
+				stop = "tool_use"
+			} else {
+				r.Answer = Turn{Text: "no MCP tool " + t.Name + " is offered"}
+				blocks = append(blocks, map[string]any{"type": "text", "text": r.Answer.Text})
+			}
 		default:
 			blocks = append(blocks, map[string]any{"type": "text", "text": t.Text})
 		}

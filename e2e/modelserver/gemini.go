@@ -37,8 +37,10 @@ func (s *Server) gemini(w http.ResponseWriter, r *Request, stream bool) {
 		return
 	}
 	readPath := "file_path" // read_file's path parameter (older CLIs: absolute_path)
+	var offered []string
 	for _, t := range in.Tools {
 		for _, d := range t.FunctionDeclarations {
+			offered = append(offered, d.Name)
 			if d.Name == "run_shell_command" {
 				r.Main = true
 			}
@@ -85,6 +87,13 @@ func (s *Server) gemini(w http.ResponseWriter, r *Request, stream bool) {
 		case Edit:
 			part = map[string]any{"functionCall": map[string]any{"name": "replace",
 				"args": map[string]any{"file_path": t.Path, "old_string": t.Old, "new_string": t.New, "instruction": "Edit the file"}}}
+		case MCP:
+			if name := mcpTool(offered, t.Name); name != "" {
+				part = map[string]any{"functionCall": map[string]any{"name": name, "args": t.Args}}
+			} else {
+				r.Answer = Turn{Text: "no MCP tool " + t.Name + " is offered"}
+				part = map[string]any{"text": r.Answer.Text}
+			}
 		default:
 			part = map[string]any{"text": t.Text}
 		}

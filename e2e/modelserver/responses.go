@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,6 +27,7 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 		Input []struct {
 			Type    string          `json:"type"`
 			Name    string          `json:"name"`
+			Tools   []searchedTool  `json:"tools"` // tool_search_output
 			Role    string          `json:"role"`
 			Output  json.RawMessage `json:"output"`
 			Content []struct {
@@ -41,8 +43,8 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 	tools := map[string]string{} // name → type
 	for _, t := range in.Tools {
 		name := t.Name
-		if t.Type == "local_shell" {
-			name = "local_shell"
+		if t.Type == "local_shell" || t.Type == "tool_search" {
+			name = t.Type
 		}
 		tools[name] = t.Type
 	}
@@ -124,6 +126,44 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 			}
 		case Read:
 			item = codexShell(tools, callID, "cat "+shellQuote(t.Path))
+		case MCP:
+			// Codex defers MCP tools: they are found with tool_search,
+			// and offered from its output on (in a namespace)
+			var offered []string
+			namespace := map[string]string{}
+			searched := false
+			for name := range tools {
+				offered = append(offered, name)
+			}
+			for _, it := range in.Input {
+				searched = searched || it.Type == "tool_search_output"
+				for _, st := range it.Tools {
+					if st.Type != "namespace" {
+						offered = append(offered, st.Name)
+						continue
+					}
+					for _, nt := range st.Tools {
+						offered = append(offered, st.Name+"__"+nt.Name)
+						namespace[st.Name+"__"+nt.Name] = st.Name
+					}
+				}
+			}
+			slices.Sort(offered)
+			switch name := mcpTool(offered, t.Name); {
+			case name != "":
+				item = map[string]any{"type": "function_call", "id": "fc_" + callID, "call_id": callID, "name": name, "arguments": mustJSON(t.Args)}
+				if ns := namespace[name]; ns != "" {
+					item["name"], item["namespace"] = strings.TrimPrefix(name, ns+"__"), ns
+				}
+			case tools["tool_search"] != "" && !searched:
+				// not a turn of the script: the call the turn needs is
+				// asked for again once the search has answered
+				item = map[string]any{"type": "tool_search_call", "id": "tsc_" + callID, "call_id": "ts_" + callID, "status": "completed",
+					"execution": "client", "arguments": map[string]any{"query": t.Name}}
+			default:
+				r.Answer = Turn{Text: "no MCP tool " + t.Name + " is offered"}
+				item = textItem(n, r.Answer.Text)
+			}
 		default:
 			item = textItem(n, t.Text)
 		}
@@ -133,6 +173,17 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 	s.record(r)
 	id := fmt.Sprintf("resp_docket_%d", len(s.Requests()))
 	respond(w, id, item, in.Stream)
+}
+
+// searchedTool is a tool in a tool_search_output: a function, or a
+// namespace of them (an MCP server's).
+type searchedTool struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Tools []struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tools"`
 }
 
 // respond answers a Responses API request with one output item: a JSON

@@ -32,23 +32,38 @@ const (
 	Write = "write" // create a file: Path (absolute) and Content
 	Read  = "read"  // read a file: Path (a shell cat where the CLI has no read tool)
 	Edit  = "edit"  // replace Old with New in the file at Path
+	MCP   = "mcp"   // call the MCP tool Name with Args
 )
 
 // Turn is one answer of the scripted model: a tool call (Tool set) or a
 // final text (Text).
 type Turn struct {
-	Tool    string // Shell or Write; "" for a text answer
-	Command string // Shell
-	Path    string // Write: absolute path
-	Content string // Write
-	Old     string // Edit: the text to replace (one line)
-	New     string // Edit: its replacement (one line)
-	Text    string // a text answer
+	Tool    string         // Shell or Write; "" for a text answer
+	Command string         // Shell
+	Path    string         // Write: absolute path
+	Content string         // Write
+	Old     string         // Edit: the text to replace (one line)
+	New     string         // Edit: its replacement (one line)
+	Name    string         // MCP: the tool's name on its server (the CLI's name for it ends so)
+	Args    map[string]any // MCP: its arguments
+	Text    string         // a text answer
 
 	// Dynamic, when set, computes the turn from the request that asks for
 	// it (the whole conversation so far, as sent by the CLI): e.g. a
 	// command copied from a block reason. Its result's Dynamic is ignored.
 	Dynamic func(r *Request) Turn
+}
+
+// mcpTool is the name under which a CLI offers the MCP tool name: the
+// offered name ending in it (mcp__term__run_command, term__run_command,
+// or the bare name), "" if none is offered.
+func mcpTool(offered []string, name string) string {
+	for _, o := range offered {
+		if o == name || strings.HasSuffix(o, "_"+name) {
+			return o
+		}
+	}
+	return ""
 }
 
 // Request is one request a CLI made.
