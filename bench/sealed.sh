@@ -68,9 +68,13 @@ fi
 for _ in $(seq 100); do [ -S "$sock" ] && { [ -z "$base" ] || [ -S "$bsock" ]; } && break; sleep 0.05; done
 
 cp "$root/testdata/realdata/payloads/PostToolUse__serverless-plugins__002.json" "$work/ledger.json"
+# the in-process rows write sessions of their own (see setup_home)
+sed 's/"session_id":"[^"]*"/"session_id":"bench-ledger-local"/' "$work/ledger.json" >"$work/ledger-local.json"
 printf '{"session_id":"bench-gate","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"All done — tests pass."}' "$proj" >"$work/stop-claim.json"
 printf '{"session_id":"bench-gate-local","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"All done — tests pass."}' "$proj" >"$work/stop-claim-local.json"
-printf '{"session_id":"bench-judge","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"run tests"},"tool_use_id":"toolu_bench"}' "$proj" >"$work/judge.json"
+for s in bench-judge bench-judge-local; do
+	printf '{"session_id":"%s","transcript_path":"/dev/null","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"run tests"},"tool_use_id":"toolu_bench"}' "$s" "$proj" >"$work/${s#bench-}.json"
+done
 
 # Settle first: the daemon keeps no state built from a file younger than
 # two seconds, and the in-process hooks write no cache of one (see
@@ -106,9 +110,9 @@ for r in "ledger.json docket-ledger" "stop-claim.json docket-gate" "judge.json d
 done
 echo "runs=$N entries=$ENTRIES (interleaved, wall time per process)"
 "$bin/spawn" -n "$N" "${rows[@]}" \
-	-- "<$work/ledger.json" "$bin/docket-ledger" \
+	-- "<$work/ledger-local.json" "$bin/docket-ledger" \
 	-- "<$work/stop-claim-local.json" "$bin/docket-gate" \
-	-- "<$work/judge.json" "$bin/docket-judge"
+	-- "<$work/judge-local.json" "$bin/docket-judge"
 echo "(rows: $names;"
 echo " then the hook binaries in-process: ledger, gate, judge. docket-hook judge on stop-claim.json is the"
 echo " round trip alone: the daemon only decodes it)"
