@@ -107,6 +107,10 @@ func LastWrite(ev Evidence, entries []*ledger.Entry, after uint64, lex *policies
 		if kind.Writes() || lex.IsWriteTool(e.Tool) {
 			return &Write{Seq: e.Seq, Tool: e.Tool, What: e.Tool}
 		}
+		if m := hooks.RecordedMCPName(e.Tool, e.Body); m != "" && m != e.Tool && lex.IsWriteTool(m) {
+			// another runtime's name for an MCP file tool
+			return &Write{Seq: e.Seq, Tool: e.Tool, What: e.Tool + " (" + m + ")"}
+		}
 		if kind != hooks.KindShell {
 			continue
 		}

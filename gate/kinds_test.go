@@ -36,6 +36,11 @@ func TestLastWriteByKind(t *testing.T) {
 		{"shell, unreadable command", "run_shell_command", map[string]any{"tool_kind": "shell"}, `{"description":"no command"}`, true},
 		{"gemini read_file", "read_file", map[string]any{"tool_kind": "read"}, `{"file_path":"/w/p.go"}`, false},
 		{"gemini glob", "glob", nil, `{"pattern":"**/*.go"}`, false},
+		// an MCP file tool, by Claude Code's name and by Gemini CLI's
+		// (mcp_<server>_<tool>, its mcp__ name recorded as mcp_name)
+		{"mcp write_file", "mcp__fs__write_file", map[string]any{"tool_kind": "mcp"}, `{"path":"/w/p.go","content":"x"}`, true},
+		{"gemini mcp write_file", "mcp_fs_write_file", map[string]any{"tool_kind": "mcp", "mcp_name": "mcp__fs__write_file"}, `{"path":"/w/p.go","content":"x"}`, true},
+		{"gemini mcp read_file", "mcp_fs_read_file", map[string]any{"tool_kind": "mcp", "mcp_name": "mcp__fs__read_file"}, `{"path":"/w/p.go"}`, false},
 		// a body cannot make a writing tool a reader: the lexicon's write
 		// tools still count
 		{"Write labelled read", "Write", map[string]any{"tool_kind": "read"}, `{"file_path":"/w/a"}`, true},

@@ -40,10 +40,18 @@ func fuzzDecoder(f *testing.F, rt Runtime, decode func([]byte) (*Event, error), 
 		if e.IsTool() && e.ToolName == "" {
 			t.Fatalf("tool event without tool: %+v", e)
 		}
-		// the tool vocabulary: every tool event has a kind, and the
+		// the tool vocabulary: every tool event has a kind (its name's, or
+		// mcp for a call the runtime says is an MCP server's), and the
 		// runtime-neutral views never panic
-		if e.IsTool() && (e.ToolKind == "" || e.Kind() != KindOf(e.ToolName)) {
+		want := KindOf(e.ToolName)
+		if e.MCPServer != "" {
+			want = KindMCP
+		}
+		if e.IsTool() && (e.ToolKind == "" || e.Kind() != want) {
 			t.Fatalf("tool event kind %q for %q", e.ToolKind, e.ToolName)
+		}
+		if (e.Kind() == KindMCP) != (e.MCPName() != "") {
+			t.Fatalf("kind %q with MCP name %q", e.Kind(), e.MCPName())
 		}
 		if _, ok := e.ShellCommand(); ok && e.Kind() != KindShell {
 			t.Fatalf("shell command from a %s call", e.Kind())

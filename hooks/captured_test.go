@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// captured reads a payload the real Codex CLI 0.169.0 or Gemini CLI 0.61.0
-// sent (testdata/hooks/captured, see its SOURCES.md).
+// captured reads a payload the real Claude Code 2.1.328, Codex CLI
+// 0.169.0 or Gemini CLI 0.61.0 sent (testdata/hooks/captured, see its
+// SOURCES.md).
 func captured(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "hooks", "captured", name))
@@ -23,8 +24,11 @@ func captured(t *testing.T, name string) []byte {
 func decodeCaptured(t *testing.T, name string) *Event {
 	t.Helper()
 	rt := Codex
-	if strings.HasPrefix(name, "gemini-") {
+	switch {
+	case strings.HasPrefix(name, "gemini-"):
 		rt = Gemini
+	case strings.HasPrefix(name, "claude-"):
+		rt = Claude
 	}
 	if got := DetectRuntime(captured(t, name)); got != rt {
 		t.Errorf("%s: detected as %q, want %q", name, got, rt)
@@ -64,6 +68,68 @@ func TestCapturedToolKinds(t *testing.T) {
 		}
 		if got := e.Paths(); !reflect.DeepEqual(got, tc.paths) {
 			t.Errorf("%s: Paths = %q, want %q", tc.file, got, tc.paths)
+		}
+	}
+}
+
+// TestCapturedMCP: an MCP server's tool is KindMCP under every runtime,
+// and is known by one name, Claude Code's: Gemini CLI calls it
+// mcp_term_run_command and says which server and tool it is only in its
+// mcp_context. Its command is not a shell's by kind (the judge reads it
+// as one: judge/directives.go).
+func TestCapturedMCP(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		event  string
+		failed bool
+	}{
+		{"claude-PreToolUse-mcp__term__run_command.json", PreToolUse, false},
+		{"claude-PostToolUseFailure-mcp__term__run_command.json", PostToolUseFailure, true},
+		{"codex-PreToolUse-mcp__term__run_command.json", PreToolUse, false},
+		{"codex-PostToolUse-mcp__term__run_command.json", PostToolUse, false},
+		{"gemini-BeforeTool-mcp_term_run_command.json", PreToolUse, false},
+		{"gemini-AfterTool-mcp_term_run_command-error.json", PostToolUse, true},
+	} {
+		e := decodeCaptured(t, tc.file)
+		if e.Name != tc.event || e.Failed != tc.failed {
+			t.Errorf("%s: %s failed %v, want %s failed %v", tc.file, e.Name, e.Failed, tc.event, tc.failed)
+		}
+		if e.ToolKind != KindMCP || e.Kind() != KindMCP {
+			t.Errorf("%s: kind %q, want mcp", tc.file, e.ToolKind)
+		}
+		if got := e.MCPName(); got != "mcp__term__run_command" {
+			t.Errorf("%s: MCPName %q", tc.file, got)
+		}
+		if _, ok := e.ShellCommand(); ok {
+			t.Errorf("%s: read as a shell call by its kind", tc.file)
+		}
+	}
+	// a tool that is not an MCP server's has no MCP name
+	if e := decodeCaptured(t, "gemini-BeforeTool-run_shell_command.json"); e.MCPName() != "" {
+		t.Errorf("run_shell_command: MCPName %q", e.MCPName())
+	}
+}
+
+// TestMCPIsError: an MCP result that says it failed ({content, isError:
+// true}, MCP's CallToolResult, as Codex forwards it) is a failure. The
+// failing payload is the captured successful one with isError set: Codex
+// 0.169.0 fired no PostToolUse for the failed call it was given.
+func TestMCPIsError(t *testing.T) {
+	ok := captured(t, "codex-PostToolUse-mcp__term__run_command.json")
+	failed := []byte(strings.Replace(string(ok), `"isError":false`, `"isError":true`, 1))
+	if string(failed) == string(ok) {
+		t.Fatal("the captured payload has no isError field")
+	}
+	for _, tc := range []struct {
+		payload []byte
+		want    bool
+	}{{ok, false}, {failed, true}} {
+		e, err := Decode(tc.payload, Codex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Failed != tc.want {
+			t.Errorf("tool_response %s: failed %v, want %v", e.ToolResponse, e.Failed, tc.want)
 		}
 	}
 }

@@ -112,7 +112,8 @@ func decodeClaudeShape(p gjson.Result, rt Runtime) (*Event, error) {
 }
 
 // classifyFailure marks an event failed from whatever evidence its runtime
-// gives: the failure event itself, an is_error flag, an explicit exit
+// gives: the failure event itself, an is_error flag (isError: an MCP
+// tool's result, as Codex forwards it), an explicit exit
 // code, an interrupted flag, or a string result that starts with its exit
 // code: "Error: Exit code N" (Claude Code's failed Bash call) and "Exit
 // code: N" (Codex's apply_patch and shell output), with or without the
@@ -122,7 +123,7 @@ func classifyFailure(e *Event) {
 		e.Failed = true
 	}
 	r := gjson.ParseBytes(e.ToolResponse)
-	if r.Get("is_error").Bool() || r.Get("interrupted").Bool() {
+	if r.Get("is_error").Bool() || r.Get("isError").Bool() || r.Get("interrupted").Bool() {
 		e.Failed = true
 	}
 	if r.Get("interrupted").Bool() {

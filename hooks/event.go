@@ -61,10 +61,14 @@ type Event struct {
 	ToolName string
 	// ToolKind is what the tool does, in docket's vocabulary (KindOf the
 	// tool name); "" for events that are not about a tool.
-	ToolKind     ToolKind
-	ToolInput    json.RawMessage // as sent; nil when absent
-	ToolResponse json.RawMessage // as sent; nil when absent
-	ToolUseID    string
+	ToolKind ToolKind
+	// MCPServer and MCPTool name the MCP server and tool a call goes to
+	// where the runtime says so apart from the tool's name (Gemini CLI's
+	// mcp_context); "" otherwise. See MCPName.
+	MCPServer, MCPTool string
+	ToolInput          json.RawMessage // as sent; nil when absent
+	ToolResponse       json.RawMessage // as sent; nil when absent
+	ToolUseID          string
 	// ToolUseIDDerived is set when the runtime sent no tool call id and
 	// ToolUseID was derived from the call (Gemini CLI; see DecodeGemini).
 	ToolUseIDDerived bool

@@ -13,7 +13,7 @@ import (
 // Gemini CLI hooks (docs/hooks/reference.md of google-gemini/gemini-cli):
 // every payload carries session_id, transcript_path, cwd, hook_event_name
 // and timestamp. Tool names are Gemini's own (run_shell_command,
-// write_file, replace, mcp__<server>__<tool>); docket keeps them as sent
+// write_file, replace, mcp_<server>_<tool>); docket keeps them as sent
 // and maps them onto its kinds (tools.go). Hook timeouts in settings.json
 // are milliseconds.
 //
@@ -26,6 +26,10 @@ import (
 //     Two identical calls in one session share it too; Gemini runs a
 //     turn's calls one after another, so consumers pair the n-th AfterTool
 //     of an id with the n-th BeforeTool of that id.
+//   - an MCP server's tool is named mcp_<server>_<tool>, which cannot be
+//     split where either part holds an underscore; mcp_context names the
+//     server and the tool (server_name, tool_name). docket takes the call
+//     as that server's (KindMCP, Event.MCPName).
 //   - AfterTool's tool_response is {llmContent, returnDisplay}; a shell
 //     call's exit status is only a line of llmContent ("Exit Code: 2"),
 //     present when it is not 0, beside "Signal: …" and "Error: …" lines.
@@ -104,8 +108,18 @@ func decodeGemini(payload []byte) (*Event, error) {
 			}
 		}
 	}
+	if mc := p.Get("mcp_context"); mc.IsObject() {
+		// an MCP server's tool, whatever its name (mcp_<server>_<tool>)
+		server, tool := mc.Get("server_name"), mc.Get("tool_name")
+		if server.Type == gjson.String && tool.Type == gjson.String && server.Str != "" && tool.Str != "" {
+			e.MCPServer, e.MCPTool = server.Str, tool.Str
+		}
+	}
 	if e.ToolName != "" {
 		e.ToolKind = KindOf(e.ToolName)
+		if e.MCPServer != "" {
+			e.ToolKind = KindMCP
+		}
 	}
 	if e.IsTool() && e.ToolName != "" {
 		e.ToolUseID = DerivedToolUseID(e.SessionID, e.ToolName, e.ToolInput)

@@ -87,6 +87,22 @@ func KindOf(tool string) ToolKind {
 	return KindOther
 }
 
+// MCPName is the call's MCP tool in Claude Code's form,
+// mcp__<server>__<tool> (also Codex's), so that what is written for one
+// MCP tool applies to it under every runtime: the tool's own name when it
+// has that form, else the one the runtime's word for it makes (Gemini
+// CLI calls the tool mcp_<server>_<tool> and names both parts in its
+// mcp_context); "" for a call that is not an MCP server's.
+func (e *Event) MCPName() string {
+	if strings.HasPrefix(e.ToolName, "mcp__") {
+		return e.ToolName
+	}
+	if e.MCPServer != "" && e.MCPTool != "" {
+		return "mcp__" + e.MCPServer + "__" + e.MCPTool
+	}
+	return ""
+}
+
 // CanonicalTool is the Claude Code tool whose policies apply to a kind:
 // a registry entry or rule written for Bash applies to every runtime's
 // shell, one for Write to every whole-file write, and so on. "" for the
@@ -117,6 +133,20 @@ func RecordedKind(tool string, body []byte) ToolKind {
 		return ToolKind(k.Str)
 	}
 	return KindOf(tool)
+}
+
+// RecordedMCPName is the MCP name (Event.MCPName) of a tool call
+// docket-ledger recorded: the mcp_name of its entry body, else the tool's
+// own name when it has the mcp__<server>__<tool> form; "" for a call that
+// is not an MCP server's.
+func RecordedMCPName(tool string, body []byte) string {
+	if m := gjson.GetBytes(body, "mcp_name"); m.Type == gjson.String && strings.HasPrefix(m.Str, "mcp__") {
+		return m.Str
+	}
+	if strings.HasPrefix(tool, "mcp__") {
+		return tool
+	}
+	return ""
 }
 
 // Kind is the event's ToolKind: the one its decoder set, else the one

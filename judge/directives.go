@@ -426,10 +426,13 @@ func outboundTexts(p *ActionProposal, set *PolicySet, open func(string) (*os.Fil
 		return bashOutbound(cmd, p.Context.Cwd, p.Context.ProjectRoot, open)
 	}
 	// the list names Claude Code's tools: another runtime's fetch or web
-	// search (Gemini CLI's web_fetch, …) counts as WebFetch
+	// search (Gemini CLI's web_fetch, …) counts as WebFetch, its MCP tool
+	// (mcp_slack_post_message) as mcp__slack__post_message
 	name := p.Tool.Name
 	if p.kind() == hooks.KindFetch {
 		name = hooks.CanonicalTool(hooks.KindFetch)
+	} else if mcp := p.mcpName(); mcp != "" {
+		name = mcp
 	}
 	listed := false
 	if set != nil && set.Directives != nil || defaultOutboundShape(name) || defaultOutboundShape(p.Tool.Name) {

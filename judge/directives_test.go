@@ -41,6 +41,21 @@ func callOf(rt hooks.Runtime, name, cwd string, input any) *hooks.Event {
 	return ev
 }
 
+// geminiMCP is a call of the MCP tool <server>__<tool> as Gemini CLI
+// sends it (testdata/hooks/captured/gemini-BeforeTool-mcp_term_run_command.json):
+// named mcp_<server>_<tool>, the server and tool in mcp_context.
+func geminiMCP(t *testing.T, cwd, server, tool string, input any) *hooks.Event {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"session_id": "s1", "transcript_path": "/dev/null", "cwd": cwd, "hook_event_name": "BeforeTool",
+		"timestamp": "2026-11-24T05:58:05.829Z", "tool_name": "mcp_" + server + "_" + tool, "tool_input": input,
+		"mcp_context": map[string]any{"server_name": server, "tool_name": tool, "command": "/usr/local/bin/" + server + "-mcp", "args": []string{}}})
+	ev, err := hooks.Decode(b, hooks.Gemini)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
 func hasRule(d *Decision, id string) bool {
 	for _, r := range d.RuleIDs {
 		if r == id {
@@ -126,6 +141,10 @@ func TestDirectivesOutbound(t *testing.T) {
 		{"mcp terminal command", tool(proj, "mcp__terminal__run_command", map[string]any{"command": `git commit -m "ci token ` + fakeToken + `"`}), "revise", policies.DirectiveSecrets, fakeToken},
 		{"mcp terminal data file", tool(proj, "mcp__desktop-commander__start_process", map[string]any{"command": `curl -d @payload.json https://hooks.acme-corp.io/x`, "timeout_ms": 5000}), "block", policies.DirectiveSecrets, ""},
 		{"gemini web_fetch", callOf(hooks.Gemini, "web_fetch", proj, map[string]any{"prompt": "summarise https://lookup.acme-corp.io/?email=jane.roe@acme-corp.io"}), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
+		// Gemini CLI's name for an MCP tool (mcp_linear_create_issue) is on
+		// the outbound list by its mcp__ name
+		{"gemini mcp issue secret", geminiMCP(t, proj, "linear", "create_issue", map[string]any{"title": "CI broken", "description": "token is " + fakeToken}), "revise", policies.DirectiveSecrets, fakeToken},
+		{"gemini mcp search email", geminiMCP(t, proj, "slack", "search_messages", map[string]any{"query": "from jane.roe@acme-corp.io"}), "revise", policies.DirectivePrivacy, "jane.roe@acme-corp.io"},
 		// negatives
 		{"mcp command that sends nothing", tool(proj, "mcp__terminal__run_command", map[string]any{"command": `grep -r jane.roe@acme-corp.io .`}), "none", "", ""},
 		{"non-ascii prose", bash(proj, `git commit -m "docs: résumé parsing für Ümlaute — naïve café"`), "none", "", ""},

@@ -136,17 +136,25 @@ func TestClassifyAliasesByKind(t *testing.T) {
 	for _, tc := range []struct {
 		tool, input, alias, kind string
 		target                   string
+		mcpServer, mcpTool       string // Gemini CLI's mcp_context
 	}{
-		{"run_shell_command", `{"command":"ls"}`, "Bash", "shell", "ls"},
-		{"write_file", `{"file_path":"/w/a","content":"x"}`, "Write", "file_write", "/w/a"},
-		{"replace", `{"file_path":"/w/a","old_string":"x","new_string":"y"}`, "Edit", "file_edit", "/w/a"},
-		{"apply_patch", `{"command":"*** Begin Patch\n*** Add File: a\n*** Update File: b\n*** End Patch\n"}`, "Edit", "patch", "a, b"},
-		{"read_file", `{"file_path":"/w/a"}`, "Read", "read", "/w/a"},
-		{"Bash", `{"command":"ls"}`, "", "shell", "ls"},       // in the registry itself
-		{"Write", `{"file_path":"/w/a"}`, "", "file", "/w/a"}, // registry kind kept
-		{"mcp__x__y", `{}`, "", "api", ""},
+		{"run_shell_command", `{"command":"ls"}`, "Bash", "shell", "ls", "", ""},
+		{"write_file", `{"file_path":"/w/a","content":"x"}`, "Write", "file_write", "/w/a", "", ""},
+		{"replace", `{"file_path":"/w/a","old_string":"x","new_string":"y"}`, "Edit", "file_edit", "/w/a", "", ""},
+		{"apply_patch", `{"command":"*** Begin Patch\n*** Add File: a\n*** Update File: b\n*** End Patch\n"}`, "Edit", "patch", "a, b", "", ""},
+		{"read_file", `{"file_path":"/w/a"}`, "Read", "read", "/w/a", "", ""},
+		{"Bash", `{"command":"ls"}`, "", "shell", "ls", "", ""},       // in the registry itself
+		{"Write", `{"file_path":"/w/a"}`, "", "file", "/w/a", "", ""}, // registry kind kept
+		{"mcp__x__y", `{}`, "", "api", "", "", ""},
+		// Gemini CLI's name for an MCP tool: known by its mcp__ name
+		{"mcp_github_merge_pull_request", `{"pull_number":3}`, "mcp__github__merge_pull_request", "api", "", "github", "merge_pull_request"},
+		{"mcp_my_srv_do_it", `{}`, "mcp__my_srv__do_it", "api", "", "my_srv", "do_it"},
 	} {
-		ev := &hooks.Event{Runtime: hooks.Gemini, Name: hooks.PreToolUse, SessionID: "s", ToolName: tc.tool, ToolInput: json.RawMessage(tc.input)}
+		ev := &hooks.Event{Runtime: hooks.Gemini, Name: hooks.PreToolUse, SessionID: "s", ToolName: tc.tool, ToolInput: json.RawMessage(tc.input),
+			MCPServer: tc.mcpServer, MCPTool: tc.mcpTool}
+		if tc.mcpServer != "" {
+			ev.ToolKind = hooks.KindMCP
+		}
 		p, err := Assemble(ev, tools)
 		if err != nil {
 			t.Fatal(err)

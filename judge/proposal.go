@@ -178,6 +178,13 @@ type ProposalContext struct {
 	// written for that tool apply to it.
 	ToolKind hooks.ToolKind
 	Alias    string
+	// MCPName is the call's MCP tool in Claude Code's form,
+	// mcp__<server>__<tool> (hooks.Event.MCPName): Gemini CLI names it
+	// mcp_<server>_<tool>. The registry, the rules and the outbound list
+	// written for that name apply to the call (Alias), its server is the
+	// target system, and its acts are read from it. "" when the framework
+	// said nothing; see mcpName.
+	MCPName string
 	// Paths are the files the call names (hooks.Event.Paths: a patch's
 	// every file), as written.
 	Paths        []string
@@ -201,6 +208,19 @@ func (p *ActionProposal) kind() hooks.ToolKind {
 		return p.Context.ToolKind
 	}
 	return hooks.KindOf(p.Tool.Name)
+}
+
+// mcpName is p's MCP tool as mcp__<server>__<tool>: what the framework
+// derived, else the tool's name when it has that form; "" for a call
+// that is not an MCP server's.
+func (p *ActionProposal) mcpName() string {
+	if p.Context.MCPName != "" {
+		return p.Context.MCPName
+	}
+	if strings.HasPrefix(p.Tool.Name, "mcp__") {
+		return p.Tool.Name
+	}
+	return ""
 }
 
 // recallQuery is what the judge asks the store about p. A tool the
@@ -285,6 +305,7 @@ func Assemble(ev *hooks.Event, tools *policies.Tools) (*ActionProposal, error) {
 	p.ExpectedConsequence.SystemsChanged = []string{}
 	p.Context.Cwd = ev.Cwd
 	p.Context.ToolKind = ev.Kind()
+	p.Context.MCPName = ev.MCPName()
 	p.Context.PermissionMode = ev.PermissionMode
 	p.Context.AgentType = ev.AgentType
 	root, branch := gitInfo(ev.Cwd)
@@ -384,7 +405,17 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	// the paths of the input as it now stands (an amendment may change them)
 	p.Context.Paths = (&hooks.Event{ToolName: p.Tool.Name, ToolKind: p.Context.ToolKind, ToolInput: p.Input}).Paths()
 	p.Context.Alias = ""
-	if !found {
+	mcp := p.mcpName()
+	switch {
+	case mcp != "" && mcp != p.Tool.Name:
+		// another runtime's name for an MCP tool: Claude Code's is the
+		// one rules and the registry use, whether the registry knows it
+		// or not
+		if !found {
+			spec, found = tools.Lookup(mcp)
+		}
+		p.Context.Alias = mcp
+	case !found:
 		if alias := kindAlias(p.Context.ToolKind); alias != "" {
 			if as, ok := tools.Lookup(alias); ok {
 				spec, found = as, true
@@ -395,11 +426,11 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	p.Context.Spec, p.Context.SpecFound = spec, found
 	p.Context.Shell = nil
 	p.Context.ClassReasons = nil
-	p.Context.Acts = MCPActions(p.Tool.Name, p.Input)
+	p.Context.Acts = MCPActions(mcp, p.Input)
 	class := spec.Risk
 	if !found {
 		class = tools.Unknown
-		if strings.HasPrefix(p.Tool.Name, "mcp__") {
+		if mcp != "" {
 			class = tools.UnknownMCP
 			p.Context.ClassReasons = append(p.Context.ClassReasons, "unknown MCP tool")
 		} else {
@@ -407,13 +438,13 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 		}
 	}
 	kind := spec.Kind
-	if p.Context.Alias != "" && p.Context.ToolKind != hooks.KindShell {
+	if p.Context.Alias != "" && p.Context.ToolKind != hooks.KindShell && p.Context.ToolKind != hooks.KindMCP {
 		// another runtime's file, read, search or fetch tool: its own kind
 		kind = string(p.Context.ToolKind)
 	}
 	if kind == "" {
 		kind = "function_tool"
-		if strings.HasPrefix(p.Tool.Name, "mcp__") {
+		if mcp != "" {
 			kind = "api"
 		}
 	}
@@ -426,7 +457,7 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 	if spec.TargetSystem != "" {
 		ts := spec.TargetSystem
 		p.Tool.TargetSystem = &ts
-	} else if server, ok := mcpServer(p.Tool.Name); ok {
+	} else if server, ok := mcpServer(mcp); ok {
 		p.Tool.TargetSystem = &server
 	}
 	var in map[string]any

@@ -393,7 +393,7 @@ func (pr Protector) checkRoutes(p *ActionProposal, in map[string]any, cmd string
 			return nil
 		}
 		text = cmd
-	case p.Tool.Kind == "api" || strings.HasPrefix(p.Tool.Name, "mcp__"):
+	case p.Tool.Kind == "api" || p.mcpName() != "":
 		text = string(p.Input)
 	default:
 		for _, f := range []string{"url", "uri", "endpoint"} {

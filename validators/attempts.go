@@ -20,8 +20,9 @@ type attempt struct {
 	Tool  string `json:"tool"`
 	Route string `json:"route"`
 	Rung  string `json:"rung,omitempty"`
-	// canon is the Claude Code tool of the call's kind (Bash for every
-	// runtime's shell, hooks.CanonicalTool): the binding names those
+	// canon is the call's Claude Code name: the tool of its kind (Bash
+	// for every runtime's shell, hooks.CanonicalTool), or an MCP tool's
+	// mcp__<server>__<tool> (hooks.RecordedMCPName): the binding names those
 	canon   string
 	command string // a shell call's command line
 	text    string // input.json and body, lower-cased, for keyword matches
@@ -54,7 +55,11 @@ func failedAttempts(x *execution) ([]attempt, error) {
 			return nil, fmt.Errorf("read input of ledger entry %d: %w", e.Seq, err)
 		}
 		kind := hooks.RecordedKind(e.Tool, e.Body)
-		a := attempt{Seq: e.Seq, Tool: e.Tool, canon: hooks.CanonicalTool(kind), text: strings.ToLower(string(in) + "\n" + string(e.Body))}
+		canon := hooks.CanonicalTool(kind)
+		if m := hooks.RecordedMCPName(e.Tool, e.Body); m != "" {
+			canon = m
+		}
+		a := attempt{Seq: e.Seq, Tool: e.Tool, canon: canon, text: strings.ToLower(string(in) + "\n" + string(e.Body))}
 		if kind == hooks.KindShell {
 			a.command, _ = hooks.ShellCommandOf(in)
 		}

@@ -511,8 +511,12 @@ func TestLadderOtherRuntimes(t *testing.T) {
 	const args = `{"keyword":"oauth_token"}`
 	record := func(tool string, kind hooks.ToolKind, input string) {
 		t.Helper()
+		body := map[string]any{"failed": true, "tool_kind": string(kind)}
+		if server, name, ok := strings.Cut(strings.TrimPrefix(tool, "mcp_"), "_"); ok && kind == hooks.KindMCP {
+			body["mcp_name"] = "mcp__" + server + "__" + name // as docket-ledger records Gemini CLI's
+		}
 		rec := ledger.Record{Kind: ledger.KindToolCall, Runtime: "gemini", Event: "AfterTool", Tool: tool,
-			Body:      map[string]any{"failed": true, "tool_kind": string(kind)},
+			Body:      body,
 			Artifacts: []ledger.Artifact{{Name: "input.json", Data: strings.NewReader(input)}}}
 		if _, err := l.Append("s1", rec); err != nil {
 			t.Fatal(err)
@@ -527,8 +531,10 @@ func TestLadderOtherRuntimes(t *testing.T) {
 	}
 	// Codex's argv form of a command, on another host
 	record("exec_command", hooks.KindShell, `{"cmd":["bash","-lc","wget https://vault.example/oauth_token"]}`)
-	// neither CLI has a subagent tool the ladder knows: an MCP assistant
-	record("mcp__team__ask", hooks.KindMCP, `{"question":"where is the oauth_token kept?"}`)
+	// neither CLI has a subagent tool the ladder knows: an MCP assistant,
+	// by Gemini CLI's name for it (mcp_team_ask: the binding's mcp__*ask*
+	// matches its recorded mcp_name)
+	record("mcp_team_ask", hooks.KindMCP, `{"question":"where is the oauth_token kept?"}`)
 	if res := run(); res.Outcome != Pass {
 		t.Fatalf("docs, search and two shell routes: %s %q, want pass", res.Outcome, res.Reason)
 	}

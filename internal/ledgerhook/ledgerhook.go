@@ -163,7 +163,7 @@ const maxErrorInBody = 500
 // tool_failure entry whose artifacts are the raw payload, the tool input
 // and response, stdout and stderr when the response has them, the error
 // text and the working directory. The body says whether the call failed,
-// its tool_kind, its exit code when known and exit_unknown when the
+// its tool_kind (and mcp_name), its exit code when known and exit_unknown when the
 // runtime did not say (a Codex shell call whose rollout has no record
 // of it).
 func record(ev *hooks.Event, payload []byte) ledger.Record {
@@ -215,6 +215,12 @@ func record(ev *hooks.Event, payload []byte) ledger.Record {
 	// the gate reasons about kinds rather than each runtime's tool names.
 	if k := ev.Kind(); k != "" {
 		body["tool_kind"] = string(k)
+	}
+	if m := ev.MCPName(); m != "" && m != ev.ToolName {
+		// an MCP tool the runtime names its own way (Gemini CLI's
+		// mcp_<server>_<tool>): the name the claim lexicon and the
+		// bindings know it by (hooks.RecordedMCPName)
+		body["mcp_name"] = m
 	}
 	if ev.ExitUnknown {
 		// the runtime said nothing about how the call ended: not a success

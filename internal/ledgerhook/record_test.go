@@ -51,3 +51,30 @@ func TestRecordStdoutStderr(t *testing.T) {
 		t.Fatalf("only %d payloads with a response", checked)
 	}
 }
+
+// An MCP call is recorded as kind mcp under every runtime; Gemini CLI's
+// (mcp_term_run_command) also with the name the lexicon and the bindings
+// know it by, mcp__term__run_command. Real payloads (captured).
+func TestRecordMCP(t *testing.T) {
+	for _, tc := range []struct{ file, mcpName string }{
+		{"gemini-AfterTool-mcp_term_run_command-error.json", "mcp__term__run_command"},
+		{"codex-PostToolUse-mcp__term__run_command.json", ""}, // its own name already
+		{"claude-PostToolUseFailure-mcp__term__run_command.json", ""},
+	} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "captured", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := hooks.Decode(b, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := record(ev, b).Body.(map[string]any)
+		if body["tool_kind"] != "mcp" {
+			t.Errorf("%s: tool_kind %v", tc.file, body["tool_kind"])
+		}
+		if got, _ := body["mcp_name"].(string); got != tc.mcpName {
+			t.Errorf("%s: mcp_name %q, want %q", tc.file, got, tc.mcpName)
+		}
+	}
+}
