@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,7 @@ type world struct {
 	// mcp, when set, is an MCP server (its command) each CLI is given
 	// under the name "term" (withTerminalMCP)
 	mcp string
+	cli string // the CLI eachCLIOf runs in the world
 }
 
 func goEnv(t *testing.T, name string) string {
@@ -650,8 +652,12 @@ func runClaude(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 	var env []string
 	if w.mcp != "" {
 		cfg := filepath.Join(w.root, "mcp.json")
-		w.writeFile(cfg, string(mustJSON(t, map[string]any{"mcpServers": map[string]any{"term": map[string]any{"command": w.mcp, "args": []string{"-C", w.proj}}}})))
-		args = append(args, "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__term__run_command")
+		servers := map[string]any{}
+		for name, a := range w.mcpServers() {
+			servers[name] = map[string]any{"command": w.mcp, "args": a}
+		}
+		w.writeFile(cfg, string(mustJSON(t, map[string]any{"mcpServers": servers})))
+		args = append(args, "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", "mcp__term,mcp__slack")
 		// offer MCP tools in the request itself, not behind ToolSearch,
 		// so the scripted model can call one at once
 		env = append(env, "ENABLE_TOOL_SEARCH=false")
@@ -787,7 +793,11 @@ func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
 	}
 	if w.mcp != "" {
-		settings["mcpServers"] = map[string]any{"term": map[string]any{"command": w.mcp, "args": []string{"-C", w.proj}, "trust": true}}
+		servers := map[string]any{}
+		for name, a := range w.mcpServers() {
+			servers[name] = map[string]any{"command": w.mcp, "args": a, "trust": true}
+		}
+		settings["mcpServers"] = servers
 	}
 	w.writeFile(filepath.Join(w.home, ".gemini", "settings.json"), string(mustJSON(t, settings)))
 	w.run(w.proj, "docket", "install", "--runtime", "gemini", "--bin", docketBin)
@@ -803,12 +813,29 @@ func runGemini(t *testing.T, w *world, bin string, script []modelserver.Turn) (*
 	return srv, out
 }
 
-// codexMCP is the config.toml section giving Codex w's MCP server.
+// codexMCP is the config.toml sections giving Codex w's MCP servers.
 func codexMCP(w *world) string {
-	if w.mcp == "" {
-		return ""
+	var out string
+	for _, name := range slices.Sorted(maps.Keys(w.mcpServers())) {
+		args, _ := json.Marshal(w.mcpServers()[name]) // a JSON array of strings is a TOML one
+		out += fmt.Sprintf("\n[mcp_servers.%s]\ncommand = %q\nargs = %s\n", name, w.mcp, args)
 	}
-	return fmt.Sprintf("\n[mcp_servers.term]\ncommand = %q\nargs = [\"-C\", %q]\n", w.mcp, w.proj)
+	return out
+}
+
+// mcpServers are w's MCP servers (none without withTerminalMCP), by name,
+// with their arguments: "term", a terminal (run_command, in the
+// project), and "slack", a hosted service (search_docs, send_message;
+// what they send goes to sent.log beside the project).
+func (w *world) mcpServers() map[string][]string {
+	if w.mcp == "" {
+		return nil
+	}
+	sent := filepath.Join(w.root, "sent.log")
+	return map[string][]string{
+		"term":  {"-C", w.proj, "-tools", "run_command"},
+		"slack": {"-sent", sent, "-tools", "search_docs,send_message"},
+	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {
@@ -825,8 +852,8 @@ var (
 	mcpErr  error
 )
 
-// withTerminalMCP gives w's CLI a terminal MCP server (./mcpterm: one
-// tool, run_command {command}) named "term".
+// withTerminalMCP gives w's CLI two MCP servers, ./mcpterm with some of
+// its tools each (mcpServers).
 func withTerminalMCP(w *world) {
 	w.t.Helper()
 	mcpOnce.Do(func() {
@@ -882,6 +909,7 @@ func eachCLIOf(t *testing.T, clis []string, setup func(w *world), script []model
 			t.Parallel()
 			bin := requireCLI(t, r.cli)
 			w := newWorld(t)
+			w.cli = r.cli
 			if setup != nil {
 				setup(w)
 			}
@@ -1052,20 +1080,39 @@ func TestSecretRedacted(t *testing.T) {
 	})
 }
 
-// TestTerminalMCP drives a terminal MCP server's run_command (mcpterm)
-// through each CLI. A token in a commit message is as outbound there as
-// in the CLI's own shell (the commit gets pushed): the judge must read
-// the MCP tool's command line as a shell's and revise it, and each CLI
-// must run the revised arguments. Reading docket's key through it is
-// refused as through the shell.
+// TestTerminalMCP drives two MCP servers' tools (e2e/mcpterm: "term",
+// a terminal, and "slack", a hosted service) through each CLI, which
+// names them its own way (Gemini CLI: mcp_term_run_command; the others
+// mcp__term__run_command), and docket must treat them alike:
+//   - a token in a commit message sent through term's run_command is as
+//     outbound as through the CLI's own shell (the commit gets pushed):
+//     the judge reads the MCP tool's command line as a shell's and
+//     revises it, and each CLI runs the revised arguments;
+//   - a token in a query sent through slack's search_docs is redacted
+//     (the default outbound list names mcp__*slack*: Gemini's name
+//     reaches it only through its mcp_context);
+//   - reading docket's key through run_command is refused, and a failed
+//     command is recorded as failed;
+//   - a chat message through slack's send_message waits for a human, as
+//     every message people read does (Gemini's name says it is one only
+//     through its mcp_context).
 func TestTerminalMCP(t *testing.T) {
 	t.Parallel()
 	script := []modelserver.Turn{
-		{Tool: modelserver.MCP, Name: "run_command", Args: map[string]any{"command": `git commit -q --allow-empty -m "ci: deploy with ` + fakeToken + `"`}},
-		{Tool: modelserver.MCP, Name: "run_command", Args: map[string]any{"command": "cat ../docket/keys/hmac.key | base64"}},
+		{Tool: modelserver.MCP, Name: "term__run_command", Args: map[string]any{"command": `git commit -q --allow-empty -m "ci: deploy with ` + fakeToken + `"`}},
+		{Tool: modelserver.MCP, Name: "slack__search_docs", Args: map[string]any{"query": "why is the deploy token " + fakeToken + " rejected"}},
+		{Tool: modelserver.MCP, Name: "term__run_command", Args: map[string]any{"command": "cat ../docket/keys/hmac.key | base64"}},
+		{Tool: modelserver.MCP, Name: "term__run_command", Args: map[string]any{"command": "ls /nonexistent-dir"}},
+		{Tool: modelserver.MCP, Name: "slack__send_message", Args: map[string]any{"to": "#ops", "text": "the build is green"}},
 		{Text: "Committed."},
 	}
-	eachCLIIn(t, withTerminalMCP, script, func(t *testing.T, w *world, srv *modelserver.Server) {
+	setup := func(w *world) {
+		withTerminalMCP(w)
+		// Codex cannot ask: the message's escalation waits for an
+		// approval, 2 minutes by default; a project delegate shortens it
+		w.writeFile(filepath.Join(w.proj, ".docket", "judges.md"), "---\nschema: docket.judges.v1\nescalation:\n  timeout: 3s\n---\n")
+	}
+	eachCLIIn(t, setup, script, func(t *testing.T, w *world, srv *modelserver.Server) {
 		if req := srv.FirstAsking(0); req == nil || req.Answer.Tool != modelserver.MCP {
 			t.Errorf("the CLI offered no run_command tool from the MCP server; its tools: %s", offeredTools(req))
 			return
@@ -1076,25 +1123,49 @@ func TestTerminalMCP(t *testing.T) {
 		} else if strings.Contains(msg, fakeToken) || !strings.Contains(msg, "[redacted") {
 			t.Errorf("commit message %q: want the token redacted", msg)
 		}
-		var revised, blocked string
+		// the query is sent with its token redacted; the message is not sent
+		sentLog, _ := os.ReadFile(filepath.Join(w.root, "sent.log"))
+		if sent := string(sentLog); !strings.HasPrefix(sent, "search: why is the deploy token ") || strings.Contains(sent, fakeToken) ||
+			!strings.Contains(sent, "[redacted") || strings.Contains(sent, "#ops") {
+			t.Errorf("sent %q: want the query alone, its token redacted", sent)
+		}
+		revised := map[string]bool{}
+		var blocked, escalated, failed string
 		for _, es := range w.ledger() {
 			for _, e := range es {
-				if e.Kind != "judge_decision" {
-					continue
-				}
 				switch {
-				case e.body()["raw_outcome"] == "revise":
-					revised = e.Tool
-				case e.body()["outcome"] == "block": // the key read: nothing else is blocked
+				case e.Kind == "judge_decision" && e.body()["raw_outcome"] == "revise":
+					revised[e.Tool] = true
+				case e.Kind == "judge_decision" && e.body()["outcome"] == "block": // the key read: nothing else is blocked
 					blocked = e.Tool
+				case e.Kind == "judge_decision" && e.body()["outcome"] == "escalate":
+					escalated = e.Tool
+				case e.Kind == "tool_failure":
+					failed = e.Tool
+				}
+				if strings.HasPrefix(e.Tool, "mcp") && e.Kind != "judge_decision" && e.body()["tool_kind"] != "mcp" {
+					t.Errorf("entry %d: %s recorded as tool_kind %v, want mcp", e.Seq, e.Tool, e.body()["tool_kind"])
 				}
 			}
 		}
-		if !strings.HasSuffix(revised, "run_command") {
-			t.Errorf("no judge_decision revised the MCP call (revised: %q)", revised)
+		if !strings.HasSuffix(escalated, "send_message") {
+			t.Errorf("no judge_decision escalated the chat message (escalated: %q)", escalated)
+		}
+		for _, tool := range []string{"run_command", "search_docs"} {
+			found := false
+			for name := range revised {
+				found = found || strings.HasSuffix(name, tool)
+			}
+			if !found {
+				t.Errorf("no judge_decision revised the MCP %s call (revised: %v)", tool, revised)
+			}
 		}
 		if !strings.HasSuffix(blocked, "run_command") {
 			t.Errorf("no judge_decision blocked the key read through the MCP tool (blocked: %q)", blocked)
+		}
+		// Codex 0.169.0 fires no PostToolUse for an MCP call that failed
+		if w.cli != "codex" && !strings.HasSuffix(failed, "run_command") {
+			t.Errorf("the failed MCP command was not recorded as a tool_failure")
 		}
 		key, err := os.ReadFile(filepath.Join(w.docket, "keys", "hmac.key"))
 		if err != nil {

@@ -25,12 +25,13 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 			Name string `json:"name"`
 		} `json:"tools"`
 		Input []struct {
-			Type    string          `json:"type"`
-			Name    string          `json:"name"`
-			Tools   []searchedTool  `json:"tools"` // tool_search_output
-			Role    string          `json:"role"`
-			Output  json.RawMessage `json:"output"`
-			Content []struct {
+			Type      string          `json:"type"`
+			Name      string          `json:"name"`
+			Tools     []searchedTool  `json:"tools"`     // tool_search_output
+			Arguments json.RawMessage `json:"arguments"` // tool_search_call
+			Role      string          `json:"role"`
+			Output    json.RawMessage `json:"output"`
+			Content   []struct {
 				Type, Text string
 			} `json:"content"`
 		} `json:"input"`
@@ -131,12 +132,13 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 			// and offered from its output on (in a namespace)
 			var offered []string
 			namespace := map[string]string{}
-			searched := false
+			_, tool, _ := strings.Cut(t.Name, "__")
+			searched := false // for this tool
 			for name := range tools {
 				offered = append(offered, name)
 			}
 			for _, it := range in.Input {
-				searched = searched || it.Type == "tool_search_output"
+				searched = searched || it.Type == "tool_search_call" && strings.Contains(string(it.Arguments), `"`+tool+`"`)
 				for _, st := range it.Tools {
 					if st.Type != "namespace" {
 						offered = append(offered, st.Name)
@@ -159,7 +161,7 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 				// not a turn of the script: the call the turn needs is
 				// asked for again once the search has answered
 				item = map[string]any{"type": "tool_search_call", "id": "tsc_" + callID, "call_id": "ts_" + callID, "status": "completed",
-					"execution": "client", "arguments": map[string]any{"query": t.Name}}
+					"execution": "client", "arguments": map[string]any{"query": tool}}
 			default:
 				r.Answer = Turn{Text: "no MCP tool " + t.Name + " is offered"}
 				item = textItem(n, r.Answer.Text)

@@ -44,7 +44,7 @@ type Turn struct {
 	Content string         // Write
 	Old     string         // Edit: the text to replace (one line)
 	New     string         // Edit: its replacement (one line)
-	Name    string         // MCP: the tool's name on its server (the CLI's name for it ends so)
+	Name    string         // MCP: <server>__<tool>, the server as the CLI's MCP configuration names it
 	Args    map[string]any // MCP: its arguments
 	Text    string         // a text answer
 
@@ -54,12 +54,13 @@ type Turn struct {
 	Dynamic func(r *Request) Turn
 }
 
-// mcpTool is the name under which a CLI offers the MCP tool name: the
-// offered name ending in it (mcp__term__run_command, term__run_command,
-// or the bare name), "" if none is offered.
+// mcpTool is the name under which a CLI offers the MCP tool name
+// ("<server>__<tool>"): mcp__<server>__<tool> (Claude Code; Codex, in a
+// namespace) or mcp_<server>_<tool> (Gemini CLI); "" if none is offered.
 func mcpTool(offered []string, name string) string {
+	server, tool, _ := strings.Cut(name, "__")
 	for _, o := range offered {
-		if o == name || strings.HasSuffix(o, "_"+name) {
+		if o == "mcp__"+server+"__"+tool || o == "mcp_"+server+"_"+tool {
 			return o
 		}
 	}
