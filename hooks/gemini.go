@@ -108,16 +108,13 @@ func decodeGemini(payload []byte) (*Event, error) {
 			}
 		}
 	}
-	if mc := p.Get("mcp_context"); mc.IsObject() {
-		// an MCP server's tool, whatever its name (mcp_<server>_<tool>)
-		server, tool := mc.Get("server_name"), mc.Get("tool_name")
-		if server.Type == gjson.String && tool.Type == gjson.String && server.Str != "" && tool.Str != "" {
-			e.MCPServer, e.MCPTool = server.Str, tool.Str
-		}
-	}
 	if e.ToolName != "" {
 		e.ToolKind = KindOf(e.ToolName)
-		if e.MCPServer != "" {
+		// an MCP server's tool, whatever its name (mcp_<server>_<tool>)
+		mc := p.Get("mcp_context")
+		server, tool := mc.Get("server_name"), mc.Get("tool_name")
+		if mc.IsObject() && server.Type == gjson.String && tool.Type == gjson.String && server.Str != "" && tool.Str != "" {
+			e.MCPServer, e.MCPTool = server.Str, tool.Str
 			e.ToolKind = KindMCP
 		}
 	}
