@@ -22,7 +22,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -847,26 +846,11 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-var (
-	mcpOnce sync.Once
-	mcpErr  error
-)
-
 // withTerminalMCP gives w's CLI two MCP servers, ./mcpterm with some of
 // its tools each (mcpServers).
 func withTerminalMCP(w *world) {
 	w.t.Helper()
-	mcpOnce.Do(func() {
-		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(docketBin, "mcpterm"), "./mcpterm")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mcpErr = fmt.Errorf("build mcpterm: %v\n%s", err, out)
-		}
-	})
-	if mcpErr != nil {
-		w.t.Fatal(mcpErr)
-	}
-	w.mcp = filepath.Join(docketBin, "mcpterm")
+	w.mcp = testbin.Build(w.t, "e2e/mcpterm")
 	// a CLI may start its MCP servers with an environment of its own
 	// (Gemini CLI drops the GIT_* variables): the project names its
 	// committer itself

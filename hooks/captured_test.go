@@ -110,6 +110,28 @@ func TestCapturedMCP(t *testing.T) {
 	}
 }
 
+// TestOpenClawMCPName: OpenClaw's name for a bundled MCP server's tool,
+// <server>__<tool>, is that tool; nothing else is.
+func TestOpenClawMCPName(t *testing.T) {
+	for tool, want := range map[string]string{
+		"slack__send_message": "mcp__slack__send_message",
+		"my-srv__do_it":       "mcp__my-srv__do_it",
+		"srv__a__b":           "mcp__srv__a__b",
+		"exec":                "",
+		"apply_patch":         "",
+		"mcp__x__y":           "", // already its MCP name
+		"a__":                 "",
+		"__x":                 "",
+		"1a__b":               "",
+		"sl ack__x":           "",
+		"slack__x.y":          "",
+	} {
+		if got := OpenClawMCPName(tool); got != want {
+			t.Errorf("OpenClawMCPName(%q) = %q, want %q", tool, got, want)
+		}
+	}
+}
+
 // TestMCPIsError: an MCP result that says it failed ({content, isError:
 // true}, MCP's CallToolResult, as Codex forwards it) is a failure. The
 // failing payload is the captured successful one with isError set: Codex

@@ -48,7 +48,9 @@ func (k ToolKind) Writes() bool {
 //	             codebase_search; web_search
 //	OpenClaw     exec; write; edit, apply_patch; read, ls
 //
-// Every runtime's MCP tools are mcp__<server>__<tool>.
+// MCP tools are mcp__<server>__<tool> (Claude Code, Codex, Cursor); Gemini
+// CLI names them mcp_<server>_<tool> (Event.MCPName) and OpenClaw
+// <server>__<tool> (OpenClawMCPName).
 var toolKinds = table[ToolKind]{
 	// Claude Code
 	{"Bash", KindShell}, {"Write", KindFileWrite},
@@ -101,6 +103,36 @@ func (e *Event) MCPName() string {
 		return "mcp__" + e.MCPServer + "__" + e.MCPTool
 	}
 	return ""
+}
+
+// OpenClawMCPName is the MCP name, mcp__<server>__<tool>, of a tool
+// OpenClaw names <server>__<tool>: the model-facing name it gives each
+// tool of a bundled MCP server (its buildSafeToolName: both parts of
+// [A-Za-z0-9_-], each starting with a letter), which no built-in OpenClaw
+// tool has. "" for any other name.
+func OpenClawMCPName(tool string) string {
+	server, rest, ok := strings.Cut(tool, "__")
+	if !ok || !safeMCPPart(server) || !safeMCPPart(rest) || strings.HasPrefix(tool, "mcp__") {
+		return ""
+	}
+	if _, known := toolKinds.lookup(tool); known {
+		return ""
+	}
+	return "mcp__" + tool
+}
+
+// safeMCPPart reports whether s is a part of an OpenClaw MCP tool name.
+func safeMCPPart(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // CanonicalTool is the Claude Code tool whose policies apply to a kind:

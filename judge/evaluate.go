@@ -72,6 +72,9 @@ func (e *Engine) Evaluate(ctx context.Context, in *ActionProposal, input json.Ra
 	if len(p.Input) == 0 {
 		p.Input = json.RawMessage("{}")
 	}
+	if p.Context.MCPName == "" {
+		p.Context.MCPName = ProposalMCPName(p)
+	}
 	if p.Context.ToolKind == "" {
 		// a runtime's own shell tool (run_shell, kind shell) is a shell:
 		// the classifier and Bash's protections apply to it
@@ -211,13 +214,31 @@ func orSensitivity(a, b Sensitivity) Sensitivity {
 	}
 }
 
-// ProposalToolKind is the kind of a proposal's tool: the kind its name
-// maps to, else a shell when the runtime says the tool is one (Tool.Kind
-// "shell", whatever the runtime calls it).
+// ProposalToolKind is the kind of a proposal's tool: mcp for an MCP
+// server's (ProposalMCPName), the kind its name maps to, else a shell
+// when the runtime says the tool is one (Tool.Kind "shell", whatever the
+// runtime calls it).
 func ProposalToolKind(p *ActionProposal) hooks.ToolKind {
+	if ProposalMCPName(p) != "" {
+		return hooks.KindMCP
+	}
 	k := hooks.KindOf(p.Tool.Name)
 	if k == hooks.KindOther && strings.EqualFold(p.Tool.Kind, "shell") {
 		return hooks.KindShell
 	}
 	return k
+}
+
+// ProposalMCPName is the MCP tool a proposal's call goes to, as
+// mcp__<server>__<tool> (ProposalContext.MCPName): its name when it has
+// that form, or, from OpenClaw, whose tools of bundled MCP servers are
+// named <server>__<tool>, that name as hooks.OpenClawMCPName reads it.
+func ProposalMCPName(p *ActionProposal) string {
+	if m := p.mcpName(); m != "" {
+		return m
+	}
+	if p.Runtime.Name == "openclaw" {
+		return hooks.OpenClawMCPName(p.Tool.Name)
+	}
+	return ""
 }

@@ -153,6 +153,12 @@ func runtimeRecord(b ledgerEntryBody, raw []byte) ledger.Record {
 		rt = RuntimeName
 	}
 	kind := hooks.KindOf(b.ToolName)
+	mcp := ""
+	if rt == RuntimeName {
+		if mcp = hooks.OpenClawMCPName(b.ToolName); mcp != "" {
+			kind = hooks.KindMCP
+		}
+	}
 	exit := b.ExitCode
 	if exit == nil && len(b.Result) > 0 {
 		for _, p := range []string{"details.exitCode", "details.exit_code", "exitCode", "exit_code"} {
@@ -168,6 +174,9 @@ func runtimeRecord(b ledgerEntryBody, raw []byte) ledger.Record {
 		failed = true
 	}
 	body := map[string]any{"failed": failed, "tool_kind": string(kind)}
+	if mcp != "" {
+		body["mcp_name"] = mcp // as docket-ledger records Gemini CLI's
+	}
 	if exit != nil {
 		body["exit_code"] = *exit
 	} else if kind == hooks.KindShell && !failed {

@@ -743,6 +743,32 @@ func TestEvaluateReadsNoServerFile(t *testing.T) {
 // TestEvaluateOtherShellNames: a runtime's shell under its own name
 // (OpenClaw's exec) gets the prime directives Bash gets: a secret in
 // the command it sends out is caught.
+// TestEvaluateOpenClawMCP: OpenClaw names a bundled MCP server's tools
+// <server>__<tool>; docket judges them as mcp__<server>__<tool>, as it
+// does Claude Code's. A chat post is a message a human approves, and a
+// token in a Slack search is redacted. Another runtime's name of that
+// shape is its own tool's.
+func TestEvaluateOpenClawMCP(t *testing.T) {
+	e := newEnv(t)
+	firewall.UseDetector(gitleaks.Detect)
+	t.Cleanup(func() { firewall.UseDetector(nil) })
+	post, _ := json.Marshal(map[string]string{"to": "#ops", "text": "the build is green"})
+	r := e.must(201, "POST", "/v1/judge/evaluate", RoleRuntime, proposalBody("oc-mcp-post", "slack__send_message", "read_only", "flow-mcp", post))
+	if r.Get("decision").Str != "escalate" || !strings.Contains(r.Get("reason").Str, "messages-need-approval") {
+		t.Errorf("a chat post through OpenClaw's slack__send_message: %s", r.Raw)
+	}
+	search, _ := json.Marshal(map[string]string{"query": "why is ghp_R8uPz3LmQw7XvT2nKb9YcHs4JdFa6GeN1oVi rejected"})
+	r = e.must(201, "POST", "/v1/judge/evaluate", RoleRuntime, proposalBody("oc-mcp-search", "slack__search_docs", "read_only", "flow-mcp", search))
+	if r.Get("decision").Str != "revise" || strings.Contains(r.Get("revised_arguments").Raw, "ghp_") {
+		t.Errorf("a token in a search through OpenClaw's slack__search_docs: %s", r.Raw)
+	}
+	other := strings.Replace(proposalBody("sdk-post", "slack__send_message", "read_only", "flow-sdk", post), `"name":"openclaw"`, `"name":"agents-sdk"`, 1)
+	r = e.must(201, "POST", "/v1/judge/evaluate", RoleRuntime, other)
+	if strings.Contains(r.Get("reason").Str, "mcp__slack__send_message") {
+		t.Errorf("another runtime's slack__send_message taken for an MCP tool: %s", r.Raw)
+	}
+}
+
 func TestEvaluateOtherShellNames(t *testing.T) {
 	e := newEnv(t)
 	firewall.UseDetector(gitleaks.Detect)

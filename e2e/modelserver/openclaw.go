@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -99,6 +100,23 @@ func (s *Server) openclawResponses(w http.ResponseWriter, req *http.Request) {
 			item = fc("write", map[string]any{"path": t.Path, "content": t.Content})
 		case Edit:
 			item = fc("edit", map[string]any{"path": t.Path, "oldText": t.Old, "newText": t.New})
+		case MCP:
+			var offered []string
+			for _, raw := range in.Tools {
+				var tool struct{ Name string }
+				json.Unmarshal(raw, &tool)
+				offered = append(offered, tool.Name)
+			}
+			if name := mcpTool(offered, t.Name); name != "" {
+				item = fc(name, t.Args)
+			} else if slices.Contains(offered, "tool_call") {
+				// OpenClaw defers MCP tools behind Tool Search: tool_call
+				// calls one by its name (<server>__<tool>)
+				item = fc("tool_call", map[string]any{"id": t.Name, "args": t.Args})
+			} else {
+				r.Answer = Turn{Text: "no MCP tool " + t.Name + " is offered"}
+				item = textItem(n, r.Answer.Text)
+			}
 		default:
 			item = textItem(n, t.Text)
 		}

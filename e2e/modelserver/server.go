@@ -56,11 +56,12 @@ type Turn struct {
 
 // mcpTool is the name under which a CLI offers the MCP tool name
 // ("<server>__<tool>"): mcp__<server>__<tool> (Claude Code; Codex, in a
-// namespace) or mcp_<server>_<tool> (Gemini CLI); "" if none is offered.
+// namespace), mcp_<server>_<tool> (Gemini CLI) or <server>__<tool>
+// (OpenClaw); "" if none is offered.
 func mcpTool(offered []string, name string) string {
 	server, tool, _ := strings.Cut(name, "__")
 	for _, o := range offered {
-		if o == "mcp__"+server+"__"+tool || o == "mcp_"+server+"_"+tool {
+		if o == "mcp__"+server+"__"+tool || o == "mcp_"+server+"_"+tool || o == name {
 			return o
 		}
 	}

@@ -64,6 +64,9 @@ type world struct {
 	runtime  string // token
 	reviewer string // token
 	serve    *exec.Cmd
+	// mcpServers, when set, are OpenClaw's MCP servers (its config's
+	// mcp.servers) in every run
+	mcpServers map[string]any
 }
 
 // newWorld starts a state root, tokens and a docket server; each option
@@ -267,6 +270,9 @@ func (w *world) runOpenClaw(name, workspace, message string, script []modelserve
 				"cost": map[string]any{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 200000, "maxTokens": 4096}},
 		}}},
 		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "scripted/scripted-1"}, "workspace": ws}},
+	}
+	if w.mcpServers != nil {
+		cfg["mcp"] = map[string]any{"servers": w.mcpServers}
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	os.WriteFile(cfgPath, b, 0o600)

@@ -17,6 +17,9 @@ var (
 	once sync.Once
 	dir  string
 	err  error
+
+	extraMu sync.Mutex
+	extra   = map[string]error{} // Build's packages, by path
 )
 
 // Dir returns the directory holding every binary of cmd/, building them
@@ -40,6 +43,32 @@ func Dir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Build builds the main package at pkg (a path from the repository's
+// root, such as "e2e/mcpterm": a test's helper program) into Dir's
+// directory, once, and returns the binary's path.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	d := Dir(t)
+	bin := filepath.Join(d, filepath.Base(pkg))
+	extraMu.Lock()
+	defer extraMu.Unlock()
+	berr, done := extra[pkg]
+	if !done {
+		_, src, _, _ := runtime.Caller(0)
+		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./"+pkg)
+		cmd.Dir = filepath.Join(filepath.Dir(src), "..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, e := cmd.CombinedOutput(); e != nil {
+			berr = fmt.Errorf("build %s: %v\n%s", pkg, e, out)
+		}
+		extra[pkg] = berr
+	}
+	if berr != nil {
+		t.Fatal(berr)
+	}
+	return bin
 }
 
 // Cleanup removes the binaries Dir built, if it built any.
