@@ -179,8 +179,9 @@ type ProposalContext struct {
 	ToolKind hooks.ToolKind
 	Alias    string
 	// MCPName is the call's MCP tool in Claude Code's form,
-	// mcp__<server>__<tool> (hooks.Event.MCPName): Gemini CLI names it
-	// mcp_<server>_<tool>. The registry, the rules and the outbound list
+	// mcp__<server>__<tool> (hooks.Event.MCPName, ProposalMCPName):
+	// Gemini CLI names it mcp_<server>_<tool>, OpenClaw
+	// <server>__<tool>. The registry, the rules and the outbound list
 	// written for that name apply to the call (Alias), its server is the
 	// target system, and its acts are read from it. "" when the framework
 	// said nothing; see mcpName.
