@@ -375,6 +375,9 @@ func (j *PolicyJudge) Evaluate(ctx context.Context, p *ActionProposal, jc *Judgm
 	if v == nil {
 		v = j.prot.checkCredentialSend(p)
 	}
+	if v == nil {
+		v = j.prot.checkUnseenInput(p)
+	}
 	if v != nil {
 		return Judgment{Outcome: Block, Reason: v.Reason, RuleIDs: []string{v.Rule}, Confidence: "high", Cost: cost}, nil
 	}

@@ -97,8 +97,12 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 		r.Turn = n
 		r.Answer = Turn{Tool: Shell, Command: "(waiting for session " + running + ")"}
 		id, _ := strconv.Atoi(running)
+		chars, wait := "", 30000
+		if t := s.turn(n, r); t.Tool == Stdin {
+			chars, wait, r.Answer = t.Command, 2000, t
+		}
 		item = map[string]any{"type": "function_call", "id": "fc_" + callID + "_poll", "call_id": fmt.Sprintf("%s_poll%d", callID, len(s.Requests())),
-			"name": "write_stdin", "arguments": mustJSON(map[string]any{"session_id": id, "chars": "", "yield_time_ms": 30000})}
+			"name": "write_stdin", "arguments": mustJSON(map[string]any{"session_id": id, "chars": chars, "yield_time_ms": wait})}
 	} else if r.Main {
 		r.Turn = n
 		t := s.turn(n, r)
@@ -106,6 +110,9 @@ func (s *Server) responses(w http.ResponseWriter, r *Request) {
 		switch t.Tool {
 		case Shell:
 			item = codexShell(tools, callID, t.Command)
+			if t.TTY && item["name"] == "exec_command" {
+				item["arguments"] = mustJSON(map[string]any{"cmd": t.Command, "tty": true, "yield_time_ms": 1000})
+			}
 		case Write, Edit:
 			var patch string
 			if t.Tool == Write {

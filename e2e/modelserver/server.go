@@ -33,6 +33,10 @@ const (
 	Read  = "read"  // read a file: Path (a shell cat where the CLI has no read tool)
 	Edit  = "edit"  // replace Old with New in the file at Path
 	MCP   = "mcp"   // call the MCP tool Name with Args
+	// Stdin types Command into the command still running from the
+	// previous turn (Codex: write_stdin); a Shell turn with TTY starts
+	// one that waits for it
+	Stdin = "stdin"
 )
 
 // Turn is one answer of the scripted model: a tool call (Tool set) or a
@@ -44,6 +48,7 @@ type Turn struct {
 	Content string         // Write
 	Old     string         // Edit: the text to replace (one line)
 	New     string         // Edit: its replacement (one line)
+	TTY     bool           // Shell: in a terminal, left running (Codex: exec_command tty)
 	Name    string         // MCP: <server>__<tool>, the server as the CLI's MCP configuration names it
 	Args    map[string]any // MCP: its arguments
 	Text    string         // a text answer

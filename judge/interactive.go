@@ -1,0 +1,262 @@
+package judge
+
+import (
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/docket/docket/hooks"
+)
+
+// ProtectUnseenInput: under Codex, a shell line that starts a program
+// reading commands from its terminal.
+const ProtectUnseenInput = "builtin:unseen_input"
+
+// checkUnseenInput blocks, under Codex, a shell line that starts a
+// program which reads commands from its terminal: a shell given no
+// command or script, a language's REPL, a database or network client
+// given no command, su and sudo -i/-s, ssh with no remote command, a
+// terminal multiplexer, an editor. Codex runs a command it may then type
+// into (exec_command with a tty, then write_stdin), and runs no hook for
+// what it types: docket would judge the first line and none after it.
+// Its hook payload does not say whether the command has a tty, so every
+// such start is refused; the agent runs each command as its own call.
+// `docket install --runtime codex` also turns Codex's tty sessions off
+// (features.unified_exec_tty), which closes the channel itself.
+func (pr Protector) checkUnseenInput(p *ActionProposal) *Violation {
+	if p.Runtime.Name != string(hooks.Codex) || p.Context.Shell == nil {
+		return nil
+	}
+	cmd, _ := hooks.ShellCommandOf(p.Input)
+	what := startsInteractive(cmd, p.Context.Shell.Segments)
+	if what == "" {
+		return nil
+	}
+	return &Violation{ProtectUnseenInput, what + " reads commands from its terminal, and Codex types into a running command (write_stdin) without running docket's hooks, so none of them would be judged: run each command as its own call (bash -c '…', python3 script.py, psql -c '…')"}
+}
+
+// startsInteractive names the first program of line (its segments) that
+// would read commands from the terminal; "" when none does.
+func startsInteractive(line string, segs []Segment) string {
+	if len(segs) == 0 {
+		// sudo with options alone: -i, -s and --login start root's shell
+		if w := strings.Fields(line); len(w) > 0 && w[0] == "sudo" {
+			for _, a := range w[1:] {
+				if a == "-i" || a == "-s" || a == "--login" || a == "--shell" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "is") {
+					return "sudo " + a
+				}
+			}
+		}
+		return ""
+	}
+	for i, s := range segs {
+		if len(s.Inputs) > 0 {
+			continue // its input is a file or a here-document
+		}
+		if s.Piped && !(i > 0 && readsTerminal(segs[i-1])) {
+			continue // its input is the previous command's output
+		}
+		if interactive(s) {
+			return s.String()
+		}
+	}
+	return ""
+}
+
+// readsTerminal reports whether s copies its own input to its output:
+// cat, tee or dd given no file to read, so that a pipeline's next
+// program reads the terminal through it.
+func readsTerminal(s Segment) bool {
+	switch s.Name() {
+	case "cat", "tee":
+		for _, a := range s.Argv[1:] {
+			if !strings.HasPrefix(a, "-") || a == "-" {
+				return s.Name() == "tee" || a == "-"
+			}
+		}
+		return true
+	case "dd":
+		for _, a := range s.Argv[1:] {
+			if strings.HasPrefix(a, "if=") {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+var (
+	shells = map[string]bool{"bash": true, "sh": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "fish": true,
+		"tcsh": true, "csh": true, "ash": true, "yash": true}
+	// programs that are interactive whatever their arguments
+	alwaysInteractive = map[string]bool{"tmux": true, "screen": true, "dtach": true, "abduco": true,
+		"vi": true, "vim": true, "nvim": true, "emacs": true, "telnet": true, "ftp": true, "login": true,
+		"irb": true, "pry": true, "ghci": true, "iex": true}
+	// REPLs: interactive when given no script and no inline code (their
+	// code flags); "-" reads the program from the terminal
+	repls = map[string][]string{
+		"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
+		"ruby": {"-e"}, "perl": {"-e", "-E"}, "php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"},
+		"R": {"-e", "-f", "--file"}, "julia": {"-e", "--eval"}, "erl": {"-eval", "-s", "-run"}, "scala": {"-e"},
+		"guile": {"-c"}, "racket": {"-e"}, "ocaml": {}, "tclsh": {}, "wish": {}, "deno": {"eval", "run", "test", "fmt", "lint", "task", "compile", "install", "check"},
+		"bun": {"run", "x", "test", "install", "add", "build", "-e", "--eval"},
+	}
+	// clients whose operands name what they connect to: interactive unless
+	// given a command (their flags). SQL typed at a database client runs,
+	// and \! (psql), system (mysql), .shell (sqlite3) run shell commands.
+	clients = map[string][]string{
+		"psql":  {"-c", "--command", "-f", "--file", "-l", "--list"},
+		"mysql": {"-e", "--execute"}, "mariadb": {"-e", "--execute"},
+		"mongosh": {"--eval", "-f", "--file"}, "mongo": {"--eval"},
+		"sftp": {"-b"}, "lftp": {"-c", "-f"},
+	}
+	python = regexp.MustCompile(`^(?:python|pypy)[0-9.]*$`)
+)
+
+// interactive reports whether the program s starts reads commands from
+// its terminal.
+func interactive(s Segment) bool {
+	argv := s.Argv
+	if s.Name() == "busybox" && len(argv) > 1 {
+		argv = argv[1:]
+	}
+	name, args := path.Base(argv[0]), argv[1:]
+	if hasFlag(argv, "--version", "--help") || python.MatchString(name) && hasExact(args, "-h", "-V") || name == "node" && hasExact(args, "-h", "-v") {
+		return false // prints and exits
+	}
+	switch {
+	case shells[name]:
+		return shellInteractive(args)
+	case python.MatchString(name):
+		return pythonInteractive(args)
+	case alwaysInteractive[name]:
+		return true
+	case name == "script":
+		return !hasFlag(argv, "-c", "--command")
+	case name == "su":
+		return !hasFlag(argv, "-c", "--command")
+	case name == "doas":
+		return hasFlag(argv, "-s")
+	case name == "ssh":
+		return sshInteractive(args)
+	case name == "nc" || name == "ncat" || name == "netcat" || name == "socat":
+		return true // typed text goes to the network
+	case name == "chroot" || name == "nsenter" || name == "machinectl":
+		return operands(args) <= 1 // no command: the target's shell
+	case name == "sqlite3" || name == "redis-cli":
+		return operands(args) <= 1 // a database (a host's options) and no statement
+	}
+	if flags, ok := clients[name]; ok {
+		return !hasFlag(argv, flags...)
+	}
+	if flags, ok := repls[name]; ok {
+		if hasFlag(argv, flags...) {
+			return false
+		}
+		return operands(args) == 0 || hasExact(args, "-i", "--interactive", "repl")
+	}
+	return false
+}
+
+// shellInteractive: a shell reads commands from its input unless it is
+// given a command (-c, in any cluster: -lc) or a script operand; -s and
+// -i make it read them even so (-s: from its input, whatever follows).
+func shellInteractive(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return i+1 == len(args)
+		case a == "--rcfile" || a == "--init-file" || a == "-o" || a == "+o" || a == "-O" || a == "+O":
+			i++ // its argument
+		case strings.HasPrefix(a, "--"):
+			// --login, --norc, --posix, …
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			if strings.ContainsRune(a, 'c') {
+				return false
+			}
+			if strings.ContainsRune(a, 's') {
+				return true
+			}
+		default:
+			return false // a script
+		}
+	}
+	return true
+}
+
+// pythonInteractive: python reads the terminal with no script, module or
+// -c, with -i before any of them, or with "-" as its script.
+func pythonInteractive(args []string) bool {
+	iflag := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-":
+			return true
+		case a == "-W" || a == "-X":
+			i++ // its value
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for _, c := range a[1:] {
+				switch c {
+				case 'i':
+					iflag = true
+				case 'c', 'm':
+					// code or a module (the cluster's rest, or the next
+					// argument); what follows is its own argv
+					return iflag
+				}
+			}
+		default:
+			return iflag // a script
+		}
+	}
+	return true
+}
+
+// sshInteractive: ssh starts a remote shell unless given a command after
+// the host (or -N, -W, -O for forwarding and control).
+func sshInteractive(args []string) bool {
+	if hasExact(args, "-N", "-W", "-O", "-G", "-Q") {
+		return false
+	}
+	withValue := "BbcDEeFIiJLlmOoPpQRSWw"
+	n := 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") && len(a) == 2 && strings.ContainsRune(withValue, rune(a[1])) {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		n++
+	}
+	return n <= 1 // the host alone
+}
+
+// hasExact reports whether args holds one of words as it stands.
+func hasExact(args []string, words ...string) bool {
+	for _, a := range args {
+		for _, w := range words {
+			if a == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// operands counts the arguments that are not options.
+func operands(args []string) int {
+	n := 0
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			n++
+		}
+	}
+	return n
+}
