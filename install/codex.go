@@ -48,11 +48,26 @@ import (
 // markers below, and uninstall removes exactly that block. The project's
 // own trust is the user's decision: it is written only when asked
 // (TrustProject), and otherwise printed as a note.
+//
+// Codex can run a command in a terminal and type into it later
+// (exec_command with tty, then write_stdin), and runs no hook for what
+// it types. Install turns its terminal sessions off: unified_exec_tty =
+// false in [features], in docket's block, or, when the user has a
+// [features] table, as one marked line right under its header
+// (codexTTYLine), which uninstall removes as exactly.
 
 // Markers of docket's block in Codex's config.toml.
 const (
 	codexBlockBegin = "# >>> docket (written by `docket install --runtime codex`; `docket uninstall --runtime codex` removes it)"
 	codexBlockEnd   = "# <<< docket"
+)
+
+// codexTTYLine is the [features] line docket writes into a user's table.
+const codexTTYLine = "unified_exec_tty = false # docket: Codex runs no hook for what it types into a running command (write_stdin)"
+
+var (
+	codexTTYLineRE  = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(codexTTYLine) + `\n?`)
+	codexFeaturesRE = regexp.MustCompile(`(?m)^[ \t]*\[[ \t]*features[ \t]*\][ \t]*(?:#.*)?\n`)
 )
 
 var codexBlock = regexp.MustCompile(`(?s)(?:^|\n)\n?` + regexp.QuoteMeta(codexBlockBegin) + `\n.*?` + regexp.QuoteMeta(codexBlockEnd) + `\n?`)
@@ -298,7 +313,9 @@ type codexConfig struct {
 			Enabled     *bool   `toml:"enabled"`
 		} `toml:"state"`
 	} `toml:"hooks"`
-	SandboxMode           string `toml:"sandbox_mode"`
+	// Features is [features]: unified_exec_tty, for one (see codexTTYLine).
+	Features              map[string]any `toml:"features"`
+	SandboxMode           string         `toml:"sandbox_mode"`
 	SandboxWorkspaceWrite *struct {
 		WritableRoots []string `toml:"writable_roots"`
 	} `toml:"sandbox_workspace_write"`
@@ -366,7 +383,7 @@ func PlanCodexConfig(o CodexOptions) (*CodexPlan, error) {
 	if !utf8.Valid(old) {
 		return nil, &SettingsError{Path: o.ConfigPath, Err: errors.New("not UTF-8")}
 	}
-	rest := stripCodexBlock(old)
+	rest := codexTTYLineRE.ReplaceAll(stripCodexBlock(old), nil)
 	cfg, err := parseCodexConfig(rest)
 	if err != nil {
 		return nil, &SettingsError{Path: o.ConfigPath, Err: fmt.Errorf("not TOML docket can read: %w (fix it; docket will not edit it)", err)}
@@ -427,6 +444,24 @@ func PlanCodexConfig(o CodexOptions) (*CodexPlan, error) {
 			plan.Notes = append(plan.Notes, fmt.Sprintf("%s has a [sandbox_workspace_write] table without docket's state root: add %s to its writable_roots, or `docket validate` cannot record evidence inside Codex's workspace-write sandbox", o.ConfigPath, tomlKey(o.StateRoot)))
 		}
 	}
+	var added []string // lines docket adds to the user's own tables
+	if len(entries) > 0 {
+		tty, set := cfg.Features["unified_exec_tty"]
+		switch {
+		case set && tty == false:
+		case set:
+			plan.Notes = append(plan.Notes, fmt.Sprintf("%s turns Codex's terminal sessions on (unified_exec_tty = %v): what Codex types into a running command (write_stdin) runs no docket hook; set unified_exec_tty = false in its [features]", o.ConfigPath, tty))
+		case cfg.Features == nil:
+			block = append(block, "[features]", "unified_exec_tty = false", "")
+		default:
+			if loc := codexFeaturesRE.FindIndex(rest); loc != nil {
+				rest = append(append(append([]byte(nil), rest[:loc[1]]...), codexTTYLine+"\n"...), rest[loc[1]:]...)
+				added = append(added, "unified_exec_tty = false  (in [features])")
+			} else {
+				plan.Notes = append(plan.Notes, fmt.Sprintf("%s defines features without a [features] table docket can add a line to: add unified_exec_tty = false to them (what Codex types into a running command runs no docket hook)", o.ConfigPath))
+			}
+		}
+	}
 	c.New = rest
 	if len(block) > 0 {
 		var b bytes.Buffer
@@ -441,11 +476,13 @@ func PlanCodexConfig(o CodexOptions) (*CodexPlan, error) {
 		b.WriteString(strings.Join(block, "\n"))
 		b.WriteString(codexBlockEnd + "\n")
 		c.New = b.Bytes()
+	}
+	if len(block) > 0 || len(added) > 0 {
 		if _, err := parseCodexConfig(c.New); err != nil {
 			// the user's file defines a table docket's block would
 			// redefine (e.g. an inline hooks.state): leave it alone
 			c.New = old
-			plan.Notes = append(plan.Notes, fmt.Sprintf("docket cannot add its trust entries to %s without breaking it (%v); add these lines yourself:\n%s", o.ConfigPath, err, strings.Join(block, "\n")))
+			plan.Notes = append(plan.Notes, fmt.Sprintf("docket cannot add its entries to %s without breaking it (%v); add these lines yourself:\n%s", o.ConfigPath, err, strings.Join(append(block, added...), "\n")))
 		}
 	}
 	if bytes.Equal(c.New, old) {
@@ -546,6 +583,9 @@ func CodexProblems(configPath, hooksPath string, settings []byte, projectDir, st
 		if !coveredBy(stateRoot, roots) && (projectDir == "" || !coveredBy(stateRoot, []string{CodexProjectDir(projectDir)})) {
 			warnings = append(warnings, fmt.Sprintf("the state root %s is not in sandbox_workspace_write.writable_roots of %s: inside Codex's workspace-write sandbox `docket validate` cannot record evidence", stateRoot, configPath))
 		}
+	}
+	if tty, set := cfg.Features["unified_exec_tty"]; !set || tty != false {
+		warnings = append(warnings, fmt.Sprintf("Codex's terminal sessions are on (%s: features.unified_exec_tty): what Codex types into a running command (write_stdin) runs no docket hook; docket refuses the interactive programs it recognises, not every program that reads its input", configPath))
 	}
 	fix = fmt.Sprintf("run 'docket install --runtime codex --scope %s' (add --trust-project to trust the project too)", scope)
 	return problems, warnings, fix

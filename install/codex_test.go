@@ -280,3 +280,72 @@ func TestCodexTrustFollowsEdits(t *testing.T) {
 		t.Errorf("blocks:\n%s", b)
 	}
 }
+
+// Install turns Codex's terminal sessions off (features.unified_exec_tty
+// = false): Codex runs no hook for what it types into a running command.
+// In the user's own [features] table it is one marked line under the
+// header, which uninstall takes out exactly; a value the user set is the
+// user's, and doctor warns while the sessions are on.
+func TestCodexConfigTTY(t *testing.T) {
+	ttyOff := func(t *testing.T, cfg string) bool {
+		t.Helper()
+		b, _ := os.ReadFile(cfg)
+		c, err := parseCodexConfig(b)
+		if err != nil {
+			t.Fatalf("config does not parse: %v\n%s", err, b)
+		}
+		v, set := c.Features["unified_exec_tty"]
+		return set && v == false
+	}
+	ttyWarned := func(warns []string) bool {
+		for _, w := range warns {
+			if strings.Contains(w, "unified_exec_tty") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		name, old string
+		off       bool // after install
+	}{
+		{"a [features] table", "model = \"gpt-5.5\"\n\n[features]\nplugins = false\n\n[analytics]\nenabled = false\n", true},
+		{"a [features] table with a comment", "[features] # mine\nplugins = false\n", true},
+		{"the user's own value", "[features]\nunified_exec_tty = true\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, cfg, state := codexSetup(t, User)
+			os.MkdirAll(filepath.Dir(cfg), 0o700)
+			os.WriteFile(cfg, []byte(tc.old), 0o600)
+			hooksPath, _ := SettingsPath(hooks.Codex, User, o.HomeDir, o.ProjectDir)
+			fakeBinaries(t, o.BinDir)
+			p := codexPlan(t, o, cfg, state, false)
+			if _, err := Apply(p.Change, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(cfg)
+			if got := ttyOff(t, cfg); got != tc.off {
+				t.Fatalf("unified_exec_tty off: %v, want %v\n%s", got, tc.off, b)
+			}
+			noted := strings.Contains(strings.Join(p.Notes, "\n"), "unified_exec_tty = true")
+			if noted == tc.off {
+				t.Errorf("notes %q", p.Notes)
+			}
+			hb, _ := os.ReadFile(hooksPath)
+			if _, warns, _ := CodexProblems(cfg, hooksPath, hb, "", state); ttyWarned(warns) == tc.off {
+				t.Errorf("doctor warnings %q with unified_exec_tty off %v", warns, tc.off)
+			}
+			if p2 := codexPlan(t, o, cfg, state, false); p2.Change.Changed() {
+				t.Errorf("second install changes config:\n%s", p2.Change.Diff())
+			}
+			u, err := PlanCodexUninstall(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			Apply(u, time.Now())
+			if b, _ := os.ReadFile(cfg); string(b) != tc.old {
+				t.Errorf("after uninstall %q, want %q", b, tc.old)
+			}
+		})
+	}
+}
