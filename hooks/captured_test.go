@@ -338,3 +338,24 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// What OpenClaw's process tool types into a running session is read as
+// the command line a shell there would run; its other actions type
+// nothing.
+func TestTypedInputIsACommandLine(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"action":"write","sessionId":"s","data":"ls -la\n"}`:                                  "ls -la\n",
+		`{"action":"paste","sessionId":"s","text":"make test"}`:                                 "make test",
+		`{"action":"send-keys","sessionId":"s","literal":"rm -rf /"}`:                           "rm -rf /",
+		`{"action":"send-keys","sessionId":"s","keys":["l","s","Space","-","a","Enter","C-c"]}`: "ls -a\n",
+		`{"action":"send-keys","sessionId":"s","hex":["63","61","74","0x20","2f"]}`:             "cat /",
+		`{"action":"poll","sessionId":"s"}`:                                                     "",
+		`{"action":"write","data":"ls"}`:                                                        "", // no session: not the process tool
+		`{"action":"write","sessionId":"s","data":"ls","command":"echo x"}`:                     "echo x",
+	} {
+		got, ok := ShellCommandOf(json.RawMessage(in))
+		if got != want || ok != (want != "") {
+			t.Errorf("ShellCommandOf(%s) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}

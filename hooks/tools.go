@@ -1,8 +1,10 @@
 package hooks
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -197,8 +199,9 @@ func (e *Event) Kind() ToolKind {
 // runtime named the tool and its input field: "command" as a string
 // (Claude Code, Codex Bash, Gemini CLI, Cursor), "command" as an argv
 // (Codex shell, local_shell: a `bash -lc <script>` argv yields the
-// script, any other argv its words joined by spaces) or "cmd" (Codex
-// exec_command). ok is false for a call that is not a shell call or
+// script, any other argv its words joined by spaces), "cmd" (Codex
+// exec_command), or the text OpenClaw's process tool types into a
+// running session. ok is false for a call that is not a shell call or
 // whose command cannot be read.
 func (e *Event) ShellCommand() (cmd string, ok bool) {
 	if e.Kind() != KindShell {
@@ -236,7 +239,48 @@ func ShellCommandOf(input json.RawMessage) (string, bool) {
 			return strings.Join(argv, " "), true
 		}
 	}
-	return "", false
+	return typedInput(in)
+}
+
+// typedInput is what OpenClaw's process tool types into a running
+// session (action write, paste or send-keys: data, text, literal, keys,
+// hex), read as the line a shell there would run: the session is
+// whatever the agent started, a shell as likely as not.
+func typedInput(in gjson.Result) (string, bool) {
+	switch in.Get("action").Str {
+	case "write", "paste", "send-keys", "submit":
+	default:
+		return "", false
+	}
+	if !in.Get("sessionId").Exists() {
+		return "", false
+	}
+	var b strings.Builder
+	for _, f := range []string{"data", "text", "literal"} {
+		if v := in.Get(f); v.Type == gjson.String {
+			b.WriteString(v.Str)
+		}
+	}
+	for _, k := range in.Get("keys").Array() {
+		switch k := k.Str; k {
+		case "Enter", "C-m", "KPEnter":
+			b.WriteByte('\n')
+		case "Space":
+			b.WriteByte(' ')
+		case "Tab":
+			b.WriteByte('\t')
+		default:
+			if utf8.RuneCountInString(k) == 1 {
+				b.WriteString(k)
+			}
+		}
+	}
+	for _, h := range in.Get("hex").Array() {
+		if x, err := hex.DecodeString(strings.TrimPrefix(h.Str, "0x")); err == nil {
+			b.Write(x)
+		}
+	}
+	return b.String(), b.Len() > 0
 }
 
 func isShell(p string) bool {

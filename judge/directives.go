@@ -521,8 +521,9 @@ func redactInput(p *ActionProposal, fs []outFinding) (json.RawMessage, error) {
 			return s
 		}
 		// the command as hooks.ShellCommandOf reads it: a string, or an
-		// argv whose words each carry their part of the line
-		for _, k := range []string{"command", "cmd"} {
+		// argv whose words each carry their part of the line; the text
+		// OpenClaw's process tool types
+		for _, k := range []string{"command", "cmd", "data", "text", "literal"} {
 			switch c := m[k].(type) {
 			case string:
 				m[k] = redact(c)

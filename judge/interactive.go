@@ -8,23 +8,42 @@ import (
 	"github.com/docket/docket/hooks"
 )
 
-// ProtectUnseenInput: under Codex, a shell line that starts a program
-// reading commands from its terminal.
+// ProtectUnseenInput: under Codex or OpenClaw, a shell line that starts
+// a program reading commands from its terminal.
 const ProtectUnseenInput = "builtin:unseen_input"
 
-// checkUnseenInput blocks, under Codex, a shell line that starts a
-// program which reads commands from its terminal: a shell given no
-// command or script, a language's REPL, a database or network client
+// checkUnseenInput blocks, under Codex and OpenClaw, a shell line that
+// starts a program which reads commands from its terminal: a shell given
+// no command or script, a language's REPL, a database or network client
 // given no command, su and sudo -i/-s, ssh with no remote command, a
-// terminal multiplexer, an editor. Codex runs a command it may then type
-// into (exec_command with a tty, then write_stdin), and runs no hook for
-// what it types: docket would judge the first line and none after it.
-// Its hook payload does not say whether the command has a tty, so every
-// such start is refused; the agent runs each command as its own call.
-// `docket install --runtime codex` also turns Codex's tty sessions off
-// (features.unified_exec_tty), which closes the channel itself.
+// terminal multiplexer, an editor.
+//
+// Codex runs a command it may then type into (exec_command with a tty,
+// then write_stdin), and runs no hook for what it types: docket would
+// judge the first line and none after it. Its hook payload does not say
+// whether the command has a tty, so every such start is refused; the
+// agent runs each command as its own call. `docket install --runtime
+// codex` also turns Codex's tty sessions off (features.unified_exec_tty),
+// which closes the channel itself.
+//
+// OpenClaw's process tool types into a session (write, paste,
+// send-keys) with a hook, and docket judges the typed text as a command
+// line (hooks.ShellCommandOf); but a line typed in pieces is judged a
+// piece at a time, so the start is refused there too.
 func (pr Protector) checkUnseenInput(p *ActionProposal) *Violation {
-	if p.Runtime.Name != string(hooks.Codex) || p.Context.Shell == nil {
+	why := ""
+	switch p.Runtime.Name {
+	case string(hooks.Codex):
+		why = "Codex types into a running command (write_stdin) without running docket's hooks, so none of them would be judged"
+	case "openclaw":
+		// OpenClaw runs before_tool_call for its process tool, and docket
+		// judges what it types as a command line: but a fragment at a
+		// time, never the line the fragments make
+		why = "OpenClaw's process tool types into a running command a piece at a time, and docket judges each piece, not the line they make"
+	default:
+		return nil
+	}
+	if p.Context.Shell == nil {
 		return nil
 	}
 	cmd, _ := hooks.ShellCommandOf(p.Input)
@@ -32,7 +51,7 @@ func (pr Protector) checkUnseenInput(p *ActionProposal) *Violation {
 	if what == "" {
 		return nil
 	}
-	return &Violation{ProtectUnseenInput, what + " reads commands from its terminal, and Codex types into a running command (write_stdin) without running docket's hooks, so none of them would be judged: run each command as its own call (bash -c '…', python3 script.py, psql -c '…')"}
+	return &Violation{ProtectUnseenInput, what + " reads commands from its terminal, and " + why + ": run each command as its own call (bash -c '…', python3 script.py, psql -c '…')"}
 }
 
 // startsInteractive names the first program of line (its segments) that

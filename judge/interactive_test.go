@@ -2,15 +2,17 @@ package judge
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/docket/docket/hooks"
 )
 
-// Under Codex, a line that starts a program reading commands from its
-// terminal is refused: Codex types into a running command (write_stdin)
-// without running any hook. The same lines from another runtime, and
-// every line that runs a command and exits, pass.
+// Under Codex and OpenClaw, a line that starts a program reading
+// commands from its terminal is refused: Codex types into a running
+// command (write_stdin) without running any hook, OpenClaw a piece at a
+// time. The same lines from another runtime, and every line that runs a
+// command and exits, pass.
 func TestUnseenInput(t *testing.T) {
 	interactiveLines := []string{
 		"bash", "bash -i", "bash -l", "bash --login", "bash -s", "sh", "zsh", "busybox sh", "/bin/bash --norc",
@@ -32,12 +34,12 @@ func TestUnseenInput(t *testing.T) {
 	proj := t.TempDir()
 	e, _ := testEngine(t, defaultSet(t))
 	for _, line := range interactiveLines {
-		for _, rt := range []hooks.Runtime{hooks.Codex, hooks.Claude, hooks.Gemini} {
+		for _, rt := range []hooks.Runtime{hooks.Codex, "openclaw", hooks.Claude, hooks.Gemini} {
 			ev := bash(proj, line)
 			ev.Runtime = rt
 			_, d := e.Decide(context.Background(), ev)
 			refused := hasRule(d, ProtectUnseenInput)
-			if refused != (rt == hooks.Codex) {
+			if refused != (rt == hooks.Codex || rt == "openclaw") {
 				t.Errorf("%s %q: refused %v (%s %s)", rt, line, refused, d.Outcome, d.Reason)
 			}
 		}
@@ -48,5 +50,34 @@ func TestUnseenInput(t *testing.T) {
 		if _, d := e.Decide(context.Background(), ev); hasRule(d, ProtectUnseenInput) {
 			t.Errorf("codex %q: refused as interactive (%s)", line, d.Reason)
 		}
+	}
+}
+
+// OpenClaw's process tool types into a running session: what it types is
+// judged as the line a shell there would run, and a secret in it is
+// redacted where it was typed.
+func TestTypedInputJudged(t *testing.T) {
+	withDetector(t)
+	proj := t.TempDir()
+	e, h := testEngine(t, defaultSet(t))
+	typed := func(in map[string]any) *hooks.Event {
+		ev := tool(proj, "process", in)
+		ev.Runtime, ev.ToolKind = "openclaw", hooks.KindShell
+		return ev
+	}
+	_, d := e.Decide(context.Background(), typed(map[string]any{"action": "write", "sessionId": "s1", "data": "cat " + h.HMACKeyPath() + "\n"}))
+	if d.Outcome != Block {
+		t.Errorf("a key read typed into a session: %s %s", d.Outcome, d.Reason)
+	}
+	_, d = e.Decide(context.Background(), typed(map[string]any{"action": "send-keys", "sessionId": "s1", "keys": []string{"r", "m", "Space", "-", "r", "f", "Space", "/", "Enter"}}))
+	if d.Outcome == Allow {
+		t.Errorf("rm -rf / typed key by key: %s %s", d.Outcome, d.Reason)
+	}
+	a, d := e.Decide(context.Background(), typed(map[string]any{"action": "write", "sessionId": "s1", "data": `git commit -m "ci token ` + fakeToken + `"` + "\n"}))
+	if d.RawOutcome != Revise || strings.Contains(string(a.UpdatedInput), fakeToken) || !strings.Contains(string(a.UpdatedInput), `"data"`) {
+		t.Errorf("a token typed into a commit: %s %s %s", d.RawOutcome, a.UpdatedInput, d.Reason)
+	}
+	if _, d = e.Decide(context.Background(), typed(map[string]any{"action": "poll", "sessionId": "s1"})); d.Outcome != Allow {
+		t.Errorf("a poll: %s %s", d.Outcome, d.Reason)
 	}
 }
