@@ -92,7 +92,7 @@ func printEval(w io.Writer, r *eval.Report) {
 		defs[m.Key] = m.Definition
 	}
 	f := r.Fixtures
-	fmt.Fprintf(w, "docket eval: %d labelled proposals (%d real PreToolUse payloads, %d synthetic incidents): %d allow, %d block, %d revise, %d escalate\n",
+	fmt.Fprintf(w, "docket eval: %d labelled proposals (%d real PreToolUse payloads, %d written for the set): %d allow, %d block, %d revise, %d escalate\n",
 		f.Total, f.Real, f.Synthetic, f.ByExpected[eval.Allow], f.ByExpected[eval.Block], f.ByExpected[eval.Revise], f.ByExpected[eval.Escalate])
 	line := func(key, val string) {
 		fmt.Fprintf(w, "  %-36s %8s  %s\n", key, val, defs[key])
