@@ -54,7 +54,7 @@ import (
 // it types. Install turns its terminal sessions off: unified_exec_tty =
 // false in [features], in docket's block, or, when the user has a
 // [features] table, as one marked line right under its header
-// (codexTTYLine), which uninstall removes as exactly.
+// (codexTTYLine), the one line uninstall takes out of it.
 
 // Markers of docket's block in Codex's config.toml.
 const (

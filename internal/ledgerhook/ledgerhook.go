@@ -163,9 +163,9 @@ const maxErrorInBody = 500
 // tool_failure entry whose artifacts are the raw payload, the tool input
 // and response, stdout and stderr when the response has them, the error
 // text and the working directory. The body says whether the call failed,
-// its tool_kind (and mcp_name), its exit code when known and exit_unknown when the
-// runtime did not say (a Codex shell call whose rollout has no record
-// of it).
+// its tool_kind (and mcp_name), its exit code when known and
+// exit_unknown when the runtime did not say (a Codex shell call whose
+// rollout has no record of it).
 func record(ev *hooks.Event, payload []byte) ledger.Record {
 	kind := ledger.KindToolCall
 	if ev.Failed {
