@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:949d80763a304847bbd38d14f622d1f8"
+const defaultPolicyVersion = "pv1:552cedcf4f454dbdce690ed659afb389"
 
 var _ time.Duration
 
@@ -412,6 +412,48 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Path:     "*/.git/hooks/*",
 					MinClass: "reversible_write",
 					Reason:   "a git hook runs code on every commit or push; a human must approve changing one",
+				},
+				policies.Rule{
+					ID:       "claude-hooks-need-approval",
+					Effect:   "escalate",
+					Path:     "*/.claude/settings*.json",
+					MinClass: "reversible_write",
+					Reason:   "this file wires docket's hooks into Claude Code, and a change to it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "codex-hooks-need-approval",
+					Effect:   "escalate",
+					Path:     "*/.codex/hooks.json",
+					MinClass: "reversible_write",
+					Reason:   "this file wires docket's hooks into Codex, and a change to it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "codex-config-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.codex/config.toml",
+					MinClass: "reversible_write",
+					Reason:   "Codex's config.toml trusts docket's hooks and turns its terminal sessions off, and a change to it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "gemini-hooks-need-approval",
+					Effect:   "escalate",
+					Path:     "*/.gemini/settings.json",
+					MinClass: "reversible_write",
+					Reason:   "this file wires docket's hooks into Gemini CLI, and a change to it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "cursor-hooks-need-approval",
+					Effect:   "escalate",
+					Path:     "*/.cursor/hooks.json",
+					MinClass: "reversible_write",
+					Reason:   "this file wires docket's hooks into Cursor, and a change to it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "openclaw-config-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.openclaw/openclaw.json",
+					MinClass: "reversible_write",
+					Reason:   "OpenClaw's config loads docket's plugin, and a change to it can switch the judge off; a human must approve it",
 				},
 				policies.Rule{
 					ID:     "env-files-need-approval",

@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "71f724d72d6aed09b036bfa7d6c7800d8dec51ec4270a46f619441496fe20b34"
+const knownDefaultsDigest = "9a90b8a27ac637ef8cbf932a5386fb2f095955b59378ee4bd273c128ce117847"

@@ -1,0 +1,50 @@
+package judge
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/docket/docket/hooks"
+)
+
+// The files that wire docket's hooks into a runtime are a human's to
+// change: a tool call that writes one (by any runtime's tool, or a shell
+// line) is escalated, so an agent cannot switch its judge off for the
+// sessions after it. Reading one is fine.
+func TestHookWiringNeedsApproval(t *testing.T) {
+	proj := t.TempDir()
+	e, _ := testEngine(t, defaultSet(t))
+	in := func(rel string) string { return filepath.Join(proj, rel) }
+	for _, tc := range []struct {
+		name string
+		ev   *hooks.Event
+		rule string // "" for allowed
+	}{
+		{"claude Write", tool(proj, "Write", map[string]any{"file_path": in(".claude/settings.json"), "content": "{}"}), "claude-hooks-need-approval"},
+		{"claude Edit local", tool(proj, "Edit", map[string]any{"file_path": in(".claude/settings.local.json"), "old_string": "docket", "new_string": "x"}), "claude-hooks-need-approval"},
+		{"user settings by sed", bash(proj, `sed -i '/docket/d' /home/u/.claude/settings.json`), "claude-hooks-need-approval"},
+		{"codex hooks by redirect", callOf(hooks.Codex, "Bash", proj, map[string]any{"command": `echo '{}' > .codex/hooks.json`}), "codex-hooks-need-approval"},
+		{"codex hooks by apply_patch", callOf(hooks.Codex, "apply_patch", proj, map[string]any{"command": "*** Begin Patch\n*** Delete File: .codex/hooks.json\n*** End Patch\n"}), "codex-hooks-need-approval"},
+		{"codex config", bash(proj, `rm ~/.codex/config.toml`), "codex-config-needs-approval"},
+		{"gemini write_file", callOf(hooks.Gemini, "write_file", proj, map[string]any{"file_path": in(".gemini/settings.json"), "content": "{}"}), "gemini-hooks-need-approval"},
+		{"cursor hooks", bash(proj, `mv .cursor/hooks.json /tmp/x`), "cursor-hooks-need-approval"},
+		{"openclaw config", bash(proj, `cp /tmp/plain.json ~/.openclaw/openclaw.json`), "openclaw-config-needs-approval"},
+		// reads pass
+		{"read settings", tool(proj, "Read", map[string]any{"file_path": in(".claude/settings.json")}), ""},
+		{"cat hooks.json", bash(proj, `cat .codex/hooks.json`), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, d := e.Decide(context.Background(), tc.ev)
+			if tc.rule == "" {
+				if d.Outcome != Allow {
+					t.Fatalf("want allow: %s %v %s", d.Outcome, d.RuleIDs, d.Reason)
+				}
+				return
+			}
+			if d.Outcome == Allow || !hasRule(d, tc.rule) {
+				t.Fatalf("want %s: %s %v %s", tc.rule, d.Outcome, d.RuleIDs, d.Reason)
+			}
+		})
+	}
+}
