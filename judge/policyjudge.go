@@ -340,7 +340,8 @@ type PolicyJudge struct {
 // NewPolicyJudge returns a policy judge over set, protecting state root h.
 func NewPolicyJudge(set *PolicySet, h home.Home) *PolicyJudge {
 	uh, _ := os.UserHomeDir()
-	return &PolicyJudge{set: set, prot: Protector{Home: h, UserHome: uh, XDGState: os.Getenv("XDG_STATE_HOME"), findDocket: installedDocket, RealRoot: realPath(h.Root), Unapproved: set.Unapproved}}
+	return &PolicyJudge{set: set, prot: Protector{Home: h, UserHome: uh, XDGState: os.Getenv("XDG_STATE_HOME"), findDocket: installedDocket, RealRoot: realPath(h.Root), Unapproved: set.Unapproved,
+		HookBins: hookBinDirs()}}
 }
 
 // WithProtector replaces the judge's protector (tests pin the user home).

@@ -2,8 +2,11 @@ package judge
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
@@ -67,6 +70,12 @@ type Protector struct {
 	// Unapproved, when set, is why the policy in force is not the
 	// approved one: side-effecting calls are denied with the fix.
 	Unapproved string
+	// HookBins are the directories of docket's hook binaries, as the
+	// runtime runs them and as they resolve (hookBinDirs): no tool call
+	// may write, replace or remove docket's binaries there, or move or
+	// remove a directory holding them. A docket-judge swapped for
+	// /bin/true would allow every later call.
+	HookBins []string
 }
 
 // Violation is a protection that fired.
@@ -318,6 +327,9 @@ func (pr Protector) checkResolved(ap string, writes, recursive bool) *Violation 
 }
 
 func (pr Protector) checkPath(ap string, writes, recursive bool) *Violation {
+	if v := pr.checkHookBinary(ap, writes); v != nil {
+		return v
+	}
 	if v := pr.checkPathIn(pr.Home, ap, writes, recursive); v != nil {
 		return v
 	}
@@ -342,6 +354,44 @@ func (pr Protector) checkPathIn(h home.Home, ap string, writes, recursive bool) 
 	}
 	return nil
 }
+
+// hookBinaryNames are the binaries docket install wires into the
+// runtimes, and the CLI beside them.
+var hookBinaryNames = words{"docket", "docket-judge", "docket-gate", "docket-ledger", "docket-hook"}
+
+// checkHookBinary refuses a write to one of docket's binaries in a
+// directory of HookBins, or to such a directory or one above it (a move,
+// a removal, a copy into it).
+func (pr Protector) checkHookBinary(ap string, writes bool) *Violation {
+	if !writes {
+		return nil
+	}
+	for _, dir := range pr.HookBins {
+		if filepath.Dir(ap) == dir && hookBinaryNames.has(filepath.Base(ap)) || ap == dir || ancestorOf(ap, dir) {
+			return &Violation{ProtectHookBinary, ap + " is where the runtime's hooks run docket (" + dir + "); tools may not write, replace or remove docket's binaries"}
+		}
+	}
+	return nil
+}
+
+// hookBinDirs is the directory of the running hook binary, as the
+// runtime ran it (its absolute argv[0]) and as it resolves, when it is
+// one of docket's; nil otherwise (tests, other programs).
+var hookBinDirs = sync.OnceValue(func() []string {
+	var dirs []string
+	add := func(p string) {
+		if hookBinaryNames.has(filepath.Base(p)) && !slices.Contains(dirs, filepath.Dir(p)) {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+	}
+	if len(os.Args) > 0 && filepath.IsAbs(os.Args[0]) {
+		add(filepath.Clean(os.Args[0]))
+	}
+	if exe, err := os.Executable(); err == nil {
+		add(realPath(exe))
+	}
+	return dirs
+})
 
 func (pr Protector) mentionsState(s string) bool {
 	if strings.Contains(s, pr.Home.Root) || pr.RealRoot != "" && strings.Contains(s, pr.RealRoot) || strings.Contains(s, "$DOCKET_HOME") || strings.Contains(s, "${DOCKET_HOME}") {

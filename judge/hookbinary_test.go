@@ -1,0 +1,49 @@
+package judge
+
+import (
+	"context"
+	"testing"
+
+	"github.com/docket/docket/internal/home"
+)
+
+// docket's hook binaries are what the runtime runs on every call: a tool
+// call that replaces docket-judge with /bin/true, or removes it (a
+// missing hook fails open), would switch the judge off at once. Writes
+// to them, and moves or removals of their directory, are refused; the
+// directory's other files and reading them are not docket's business.
+func TestHookBinariesProtected(t *testing.T) {
+	h, _ := home.At("/home/u/.local/state/docket")
+	bin := "/home/u/.local/bin"
+	e := &Engine{Home: h, Protector: &Protector{Home: h, UserHome: "/home/u", XDGState: "/home/u/.local/state", HookBins: []string{bin}}}
+	e.SetPolicy(defaultSet(t))
+	proj := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		line    string
+		refused bool
+	}{
+		{"copy over the judge", "cp /bin/true /home/u/.local/bin/docket-judge", true},
+		{"redirect over the gate", `printf '#!/bin/sh\n' > ~/.local/bin/docket-gate`, true},
+		{"remove the ledger hook", "rm -f $HOME/.local/bin/docket-ledger", true},
+		{"link over the judge", "ln -sf /bin/true ~/.local/bin/docket-judge", true},
+		{"move the directory", "mv ~/.local/bin ~/.local/bin.old", true},
+		{"remove a parent", "rm -rf ~/.local", true},
+		{"install over docket", "install -m 755 ./docket ~/.local/bin/docket", true},
+		{"another tool in the directory", "cp ./mytool ~/.local/bin/mytool", false},
+		{"read the judge", "sha256sum ~/.local/bin/docket-judge", false},
+		{"list the directory", "ls -l ~/.local/bin", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, d := e.Decide(context.Background(), bash(proj, tc.line))
+			if got := hasRule(d, ProtectHookBinary); got != tc.refused {
+				t.Fatalf("%q: refused %v, want %v (%s %v %s)", tc.line, got, tc.refused, d.Outcome, d.RuleIDs, d.Reason)
+			}
+		})
+	}
+	// the file tools too
+	_, d := e.Decide(context.Background(), tool(proj, "Write", map[string]any{"file_path": bin + "/docket-judge", "content": "#!/bin/sh\n"}))
+	if !hasRule(d, ProtectHookBinary) {
+		t.Errorf("Write over the judge: %s %v %s", d.Outcome, d.RuleIDs, d.Reason)
+	}
+}
