@@ -41,6 +41,13 @@ func TestHookBinariesProtected(t *testing.T) {
 			}
 		})
 	}
+	// destroying / or the home directory has its own protection, with
+	// its own reason
+	for _, line := range []string{"rm -rf /", "rm -rf ~"} {
+		if _, d := e.Decide(context.Background(), bash(proj, line)); !hasRule(d, ProtectDestructive) {
+			t.Errorf("%q: %s %v %s", line, d.Outcome, d.RuleIDs, d.Reason)
+		}
+	}
 	// the file tools too
 	_, d := e.Decide(context.Background(), tool(proj, "Write", map[string]any{"file_path": bin + "/docket-judge", "content": "#!/bin/sh\n"}))
 	if !hasRule(d, ProtectHookBinary) {

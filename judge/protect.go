@@ -361,9 +361,10 @@ var hookBinaryNames = words{"docket", "docket-judge", "docket-gate", "docket-led
 
 // checkHookBinary refuses a write to one of docket's binaries in a
 // directory of HookBins, or to such a directory or one above it (a move,
-// a removal, a copy into it).
+// a removal, a copy into it) short of / and the home directory, whose
+// destruction has a protection of its own.
 func (pr Protector) checkHookBinary(ap string, writes bool) *Violation {
-	if !writes {
+	if !writes || ap == "/" || ap == pr.UserHome {
 		return nil
 	}
 	for _, dir := range pr.HookBins {
