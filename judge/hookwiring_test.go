@@ -30,6 +30,7 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 		{"gemini write_file", callOf(hooks.Gemini, "write_file", proj, map[string]any{"file_path": in(".gemini/settings.json"), "content": "{}"}), "gemini-hooks-need-approval"},
 		{"cursor hooks", bash(proj, `mv .cursor/hooks.json /tmp/x`), "cursor-hooks-need-approval"},
 		{"openclaw config", bash(proj, `cp /tmp/plain.json ~/.openclaw/openclaw.json`), "openclaw-config-needs-approval"},
+		{"openclaw setup tool", callOf("openclaw", "openclaw", proj, map[string]any{"message": "Disable the docket plugin and restart the gateway."}), "openclaw-setup-needs-approval"},
 		// reads pass
 		{"read settings", tool(proj, "Read", map[string]any{"file_path": in(".claude/settings.json")}), ""},
 		{"cat hooks.json", bash(proj, `cat .codex/hooks.json`), ""},

@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:552cedcf4f454dbdce690ed659afb389"
+const defaultPolicyVersion = "pv1:3a97e8894cc2d98b42865752be6e6f0a"
 
 var _ time.Duration
 
@@ -454,6 +454,12 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Path:     "*/.openclaw/openclaw.json",
 					MinClass: "reversible_write",
 					Reason:   "OpenClaw's config loads docket's plugin, and a change to it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:     "openclaw-setup-needs-approval",
+					Effect: "escalate",
+					Tool:   "openclaw",
+					Reason: "OpenClaw's own setup tool changes its gateway, config, plugins and agents (docket's plugin among them); a human must approve it",
 				},
 				policies.Rule{
 					ID:     "env-files-need-approval",

@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "9a90b8a27ac637ef8cbf932a5386fb2f095955b59378ee4bd273c128ce117847"
+const knownDefaultsDigest = "5998cbdd3d4a09eeb93bce60f111124fe2db9040f8c9dbed0e86c769698a5685"
