@@ -945,6 +945,14 @@ func eachCLIOf(t *testing.T, clis []string, setup func(w *world), script []model
 	}
 }
 
+// shortEscalationWait shortens w's escalations to 3 s with a project
+// delegate (.docket/judges.md; a delegate may only tighten): Codex has no
+// way to ask, so an escalation there waits for an approval, 2 minutes by
+// default, before it is denied.
+func shortEscalationWait(w *world) {
+	w.writeFile(filepath.Join(w.proj, ".docket", "judges.md"), "---\nschema: docket.judges.v1\nescalation:\n  timeout: 3s\n---\n")
+}
+
 // gateDecisions lists the decisions of the ledger's gate_decision
 // entries, in order.
 func gateDecisions(w *world) []string {
@@ -1028,12 +1036,7 @@ func TestFIFOBodyFile(t *testing.T) {
 		{Tool: modelserver.Shell, Command: "curl -s -d @body.json https://api.example.invalid/upload"},
 		{Text: "I could not send the body."},
 	}
-	// Codex has no way to ask: its escalations wait for an approval, for
-	// 2 minutes by default. A project delegate may shorten the wait.
-	shortWait := func(w *world) {
-		w.writeFile(filepath.Join(w.proj, ".docket", "judges.md"), "---\nschema: docket.judges.v1\nescalation:\n  timeout: 3s\n---\n")
-	}
-	eachCLIIn(t, shortWait, script, func(t *testing.T, w *world, srv *modelserver.Server) {
+	eachCLIIn(t, shortEscalationWait, script, func(t *testing.T, w *world, srv *modelserver.Server) {
 		if st, err := os.Lstat(filepath.Join(w.proj, "body.json")); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 			t.Fatalf("the first call did not make the FIFO: %v", err)
 		}
@@ -1122,9 +1125,7 @@ func TestTerminalMCP(t *testing.T) {
 	}
 	setup := func(w *world) {
 		withTerminalMCP(w)
-		// Codex cannot ask: the message's escalation waits for an
-		// approval, 2 minutes by default; a project delegate shortens it
-		w.writeFile(filepath.Join(w.proj, ".docket", "judges.md"), "---\nschema: docket.judges.v1\nescalation:\n  timeout: 3s\n---\n")
+		shortEscalationWait(w) // the message's escalation
 	}
 	eachCLIIn(t, setup, script, func(t *testing.T, w *world, srv *modelserver.Server) {
 		if req := srv.FirstAsking(0); req == nil || req.Answer.Tool != modelserver.MCP {
@@ -1277,12 +1278,7 @@ func TestHookWiringGuarded(t *testing.T) {
 		}},
 		{Text: "I reset the settings."},
 	}
-	// Codex has no way to ask: its escalation waits for an approval (a
-	// project delegate shortens the wait, as in TestFIFOBodyFile)
-	shortWait := func(w *world) {
-		w.writeFile(filepath.Join(w.proj, ".docket", "judges.md"), "---\nschema: docket.judges.v1\nescalation:\n  timeout: 3s\n---\n")
-	}
-	eachCLIIn(t, shortWait, script, func(t *testing.T, w *world, srv *modelserver.Server) {
+	eachCLIIn(t, shortEscalationWait, script, func(t *testing.T, w *world, srv *modelserver.Server) {
 		api := map[string]string{"claude": "anthropic", "codex": "responses", "gemini": "gemini"}[w.cli]
 		b, err := os.ReadFile(filepath.Join(w.proj, wiring[api]))
 		if err != nil || !bytes.Contains(b, []byte("docket")) {
