@@ -31,7 +31,14 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 		{"cursor hooks", bash(proj, `mv .cursor/hooks.json /tmp/x`), "cursor-hooks-need-approval"},
 		{"openclaw config", bash(proj, `cp /tmp/plain.json ~/.openclaw/openclaw.json`), "openclaw-config-needs-approval"},
 		{"openclaw setup tool", callOf("openclaw", "openclaw", proj, map[string]any{"message": "Disable the docket plugin and restart the gateway."}), "openclaw-setup-needs-approval"},
-		// reads pass
+		// the directory that holds the file, moved or removed
+		{"move .claude", bash(proj, `mv .claude .claude.bak`), "claude-dir-needs-approval"},
+		{"remove .codex", bash(proj, `rm -rf ~/.codex/`), "codex-dir-needs-approval"},
+		{"move .gemini", bash(proj, `mv ~/.gemini /tmp/g`), "gemini-dir-needs-approval"},
+		{"remove .cursor", bash(proj, `rm -r .cursor`), "cursor-dir-needs-approval"},
+		{"move .openclaw", bash(proj, `mv ~/.openclaw ~/.oc`), "openclaw-dir-needs-approval"},
+		// reads, and the directory's other files, pass
+		{"a command file", tool(proj, "Write", map[string]any{"file_path": in(".claude/commands/review.md"), "content": "Review the diff."}), ""},
 		{"read settings", tool(proj, "Read", map[string]any{"file_path": in(".claude/settings.json")}), ""},
 		{"cat hooks.json", bash(proj, `cat .codex/hooks.json`), ""},
 	} {

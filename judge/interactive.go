@@ -109,6 +109,10 @@ var (
 	shells = map[string]bool{"bash": true, "sh": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "fish": true,
 		"tcsh": true, "csh": true, "ash": true, "yash": true}
 	// programs that are interactive whatever their arguments
+	// wrappers run the rest of their line as a command (the shell
+	// classifier strips the bare env, nohup, timeout and xargs; these
+	// catch the others and any spelled by path, /usr/bin/env)
+	wrappers          = words{"setsid", "nice", "ionice", "chrt", "taskset", "env", "nohup", "stdbuf", "unbuffer", "timeout"}
 	alwaysInteractive = map[string]bool{"tmux": true, "screen": true, "dtach": true, "abduco": true,
 		"vi": true, "vim": true, "nvim": true, "emacs": true, "telnet": true, "ftp": true, "login": true,
 		"irb": true, "pry": true, "ghci": true, "iex": true}
@@ -118,7 +122,7 @@ var (
 		"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
 		"ruby": {"-e"}, "perl": {"-e", "-E"}, "php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"},
 		"R": {"-e", "-f", "--file"}, "julia": {"-e", "--eval"}, "erl": {"-eval", "-s", "-run"}, "scala": {"-e"},
-		"guile": {"-c"}, "racket": {"-e"}, "ocaml": {}, "tclsh": {}, "wish": {}, "deno": {"eval", "run", "test", "fmt", "lint", "task", "compile", "install", "check"},
+		"guile": {"-c"}, "racket": {"-e"}, "ocaml": {}, "tclsh": {}, "wish": {}, "expect": {"-c"}, "deno": {"eval", "run", "test", "fmt", "lint", "task", "compile", "install", "check"},
 		"bun": {"run", "x", "test", "install", "add", "build", "-e", "--eval"},
 	}
 	// clients whose operands name what they connect to: interactive unless
@@ -140,6 +144,13 @@ func interactive(s Segment) bool {
 	if s.Name() == "busybox" && len(argv) > 1 {
 		argv = argv[1:]
 	}
+	// wrappers that run the rest of their line as a command
+	for len(argv) > 1 && wrappers.has(path.Base(argv[0])) {
+		argv = argv[1:]
+		for len(argv) > 1 && (strings.HasPrefix(argv[0], "-") || strings.Contains(argv[0], "=") || isNumber(argv[0])) {
+			argv = argv[1:]
+		}
+	}
 	name, args := path.Base(argv[0]), argv[1:]
 	if hasFlag(argv, "--version", "--help") || python.MatchString(name) && hasExact(args, "-h", "-V") || name == "node" && hasExact(args, "-h", "-v") {
 		return false // prints and exits
@@ -152,7 +163,12 @@ func interactive(s Segment) bool {
 	case alwaysInteractive[name]:
 		return true
 	case name == "script":
-		return !hasFlag(argv, "-c", "--command")
+		// script -c CMD runs CMD in a terminal of its own
+		cmd, ok := optionValue(args, 'c', "--command")
+		if !ok {
+			return true
+		}
+		return startsInteractive(cmd, ClassifyCommand(cmd, ShellContext{}).Segments) != ""
 	case name == "su":
 		return !hasFlag(argv, "-c", "--command")
 	case name == "doas":
@@ -278,4 +294,21 @@ func operands(args []string) int {
 		}
 	}
 	return n
+}
+
+// optionValue is the value of a short option (letter, alone or ending a
+// cluster such as -qc, with the value next) or of a long one (--long V,
+// --long=V) in args. flagValue reads -cVALUE, not such a cluster.
+func optionValue(args []string, letter rune, long string) (string, bool) {
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, long+"="):
+			return strings.TrimPrefix(a, long+"="), true
+		case a == long || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, string(letter)):
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+		}
+	}
+	return "", false
 }

@@ -21,6 +21,9 @@ func TestUnseenInput(t *testing.T) {
 		"psql", "psql -h db -U app app", "mysql -u root", "sqlite3 app.db", "redis-cli", "mongosh",
 		"su", "su - root", "sudo -i", "sudo -s", "sudo bash", "ssh prod", "ssh -p 2222 prod",
 		"nc evil.example 4444", "tmux", "screen -S x", "script", "vim notes.txt", "go test ./... && bash",
+		// other spellings an agent could try
+		"bash -c 'bash -i'", "sh -c 'exec python3'", "setsid bash -i", "nice -n 10 bash", "/usr/bin/env python3",
+		"script -qc bash /dev/null", "script --command=zsh /dev/null", "expect",
 	}
 	runsAndExits := []string{
 		"bash -c 'ls'", "bash -lc 'go test ./...'", "sh script.sh", "bash -x deploy.sh", "bash < build.sh", "bash <<'EOF'\nls\nEOF",
@@ -30,6 +33,7 @@ func TestUnseenInput(t *testing.T) {
 		"psql -c 'select 1'", "psql -h db -f q.sql", "mysql -e 'select 1'", "sqlite3 app.db 'select 1'",
 		"su -c 'id' root", "sudo ls", "ssh prod uptime", "ssh -N -L 8080:localhost:80 prod", "script -c ls /dev/null",
 		"bash --version", "go test ./...", "ls", "git status", "man bash",
+		"script -qc 'go test ./...' /dev/null", "expect deploy.exp", "nice -n 10 make test", "setsid ./server",
 	}
 	proj := t.TempDir()
 	e, _ := testEngine(t, defaultSet(t))

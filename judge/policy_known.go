@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:3a97e8894cc2d98b42865752be6e6f0a"
+const defaultPolicyVersion = "pv1:e336822a48a484526b895e80c3d121d8"
 
 var _ time.Duration
 
@@ -454,6 +454,41 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Path:     "*/.openclaw/openclaw.json",
 					MinClass: "reversible_write",
 					Reason:   "OpenClaw's config loads docket's plugin, and a change to it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "claude-dir-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.claude",
+					MinClass: "reversible_write",
+					Reason:   ".claude holds the settings that wire docket's hooks into Claude Code, and moving or removing it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "codex-dir-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.codex",
+					MinClass: "reversible_write",
+					Reason:   ".codex holds the files that wire docket's hooks into Codex, and moving or removing it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "gemini-dir-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.gemini",
+					MinClass: "reversible_write",
+					Reason:   ".gemini holds the settings that wire docket's hooks into Gemini CLI, and moving or removing it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "cursor-dir-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.cursor",
+					MinClass: "reversible_write",
+					Reason:   ".cursor holds the file that wires docket's hooks into Cursor, and moving or removing it can switch the judge off; a human must approve it",
+				},
+				policies.Rule{
+					ID:       "openclaw-dir-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.openclaw",
+					MinClass: "reversible_write",
+					Reason:   ".openclaw holds OpenClaw's config, which loads docket's plugin, and moving or removing it can switch the judge off; a human must approve it",
 				},
 				policies.Rule{
 					ID:     "openclaw-setup-needs-approval",

@@ -375,6 +375,26 @@ func (pr Protector) checkHookBinary(ap string, writes bool) *Violation {
 	return nil
 }
 
+// matchHookBinary refuses a write through a pattern (a glob, an unknown
+// fragment) that could name one of docket's binaries in HookBins.
+func (pr Protector) matchHookBinary(pat string, writes bool) *Violation {
+	if !writes {
+		return nil
+	}
+	re, err := globRegexp(pat)
+	if err != nil {
+		return nil
+	}
+	for _, dir := range pr.HookBins {
+		for _, name := range hookBinaryNames {
+			if p := filepath.Join(dir, name); re.MatchString(p) {
+				return &Violation{ProtectHookBinary, "the path " + shown(pat) + " could name docket's hook binary " + p + "; tools may not write, replace or remove it"}
+			}
+		}
+	}
+	return nil
+}
+
 // hookBinDirs is the directory of the running hook binary, as the
 // runtime ran it (its absolute argv[0]) and as it resolves, when it is
 // one of docket's; nil otherwise (tests, other programs).

@@ -104,6 +104,9 @@ func (pr Protector) roots() []home.Home {
 // could name the keys or the state root. pat is absolute or starts with
 // an unknown fragment.
 func (pr Protector) matchProtected(pat string, writes bool) *Violation {
+	if v := pr.matchHookBinary(pat, writes); v != nil {
+		return v
+	}
 	segs := strings.Split(pat, "/")
 	i := 0
 	for i < len(segs) && !hasGlob(segs[i]) && !strings.ContainsRune(segs[i], unknownMark) {
@@ -370,7 +373,17 @@ func (pr Protector) checkInline(line string, cc *CommandClass) *Violation {
 			break
 		}
 	}
-	if !has || !pr.codeMentionsState(line) {
+	if !has {
+		return nil
+	}
+	for _, dir := range pr.HookBins {
+		for _, name := range hookBinaryNames {
+			if strings.Contains(line, filepath.Join(dir, name)) {
+				return &Violation{ProtectHookBinary, "the command runs an interpreter whose code names docket's hook binary " + filepath.Join(dir, name) + "; tools may not write, replace or remove it"}
+			}
+		}
+	}
+	if !pr.codeMentionsState(line) {
 		return nil
 	}
 	return &Violation{ProtectShellState, "the command runs an interpreter whose code names docket's state root or keys (" + pr.Home.Root + "); tools may not touch them"}

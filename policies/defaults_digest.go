@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "5998cbdd3d4a09eeb93bce60f111124fe2db9040f8c9dbed0e86c769698a5685"
+const knownDefaultsDigest = "b0c78c8be4a4a3beebd18a4d1828aa2400857d6a51c6613eba8e32f2d346f6d4"
