@@ -1248,14 +1248,20 @@ func TestCodexTypedInput(t *testing.T) {
 				if _, code := w.try(w.proj, "test", "-e", "typed.txt"); code == 0 {
 					t.Errorf("the line typed into %s ran", tc.start)
 				}
-				refused := false
+				refused, allowed := false, false
 				for _, es := range w.ledger() {
 					for _, e := range es {
 						refused = refused || e.Kind == "judge_decision" && e.body()["outcome"] == "block" && bytes.Contains(e.Body, []byte("builtin:unseen_input"))
+						allowed = allowed || e.Kind == "judge_decision" && e.body()["outcome"] == "allow"
 					}
 				}
 				if refused != tc.refused {
 					t.Errorf("%s refused by builtin:unseen_input: %v, want %v", tc.start, refused, tc.refused)
+				}
+				if !tc.refused && !allowed {
+					// the loop must start, so that what stops the typed
+					// line is Codex's terminal sessions being off
+					t.Errorf("%s was not allowed to start", tc.start)
 				}
 				if req := srv.FirstAsking(1); tc.refused && (req == nil || !strings.Contains(req.SinceText(), "write_stdin")) {
 					t.Errorf("the refusal's reason did not reach the model")

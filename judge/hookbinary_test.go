@@ -40,6 +40,9 @@ func TestHookBinariesProtected(t *testing.T) {
 		{"from the directory", "cd ~/.local/bin && cp /bin/true docket-judge", true},
 		{"inline code", `python3 -c "open('/home/u/.local/bin/docket-judge','w').write('')"`, true},
 		{"another tool in the directory", "cp ./mytool ~/.local/bin/mytool", false},
+		{"a variable that could be anything", `while read -r l; do eval "$l"; done`, false},
+		{"a destination in a variable", `cp ./out "$DEST"`, false},
+		{"a directory in a variable", `cp /bin/true "$BIN/docket-judge"`, true},
 		{"read the judge", "sha256sum ~/.local/bin/docket-judge", false},
 		{"list the directory", "ls -l ~/.local/bin", false},
 	} {
