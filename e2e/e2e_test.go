@@ -1109,7 +1109,8 @@ func TestSecretRedacted(t *testing.T) {
 //     (the default outbound list names mcp__*slack*: Gemini's name
 //     reaches it only through its mcp_context);
 //   - reading docket's key through run_command is refused, and a failed
-//     command is recorded as failed;
+//     command is recorded as failed (Codex runs no PostToolUse for it:
+//     the judge records it from the rollout before the next call);
 //   - a chat message through slack's send_message waits for a human, as
 //     every message people read does (Gemini's name says it is one only
 //     through its mcp_context).
@@ -1145,7 +1146,7 @@ func TestTerminalMCP(t *testing.T) {
 			t.Errorf("sent %q: want the query alone, its token redacted", sent)
 		}
 		revised := map[string]bool{}
-		var blocked, escalated, failed string
+		var blocked, escalated, failed, failedFrom string
 		for _, es := range w.ledger() {
 			for _, e := range es {
 				switch {
@@ -1157,6 +1158,7 @@ func TestTerminalMCP(t *testing.T) {
 					escalated = e.Tool
 				case e.Kind == "tool_failure":
 					failed = e.Tool
+					failedFrom, _ = e.body()["recorded_from"].(string)
 				}
 				if strings.HasPrefix(e.Tool, "mcp") && e.Kind != "judge_decision" && e.body()["tool_kind"] != "mcp" {
 					t.Errorf("entry %d: %s recorded as tool_kind %v, want mcp", e.Seq, e.Tool, e.body()["tool_kind"])
@@ -1178,9 +1180,13 @@ func TestTerminalMCP(t *testing.T) {
 		if !strings.HasSuffix(blocked, "run_command") {
 			t.Errorf("no judge_decision blocked the key read through the MCP tool (blocked: %q)", blocked)
 		}
-		// Codex 0.169.0 fires no PostToolUse for an MCP call that failed
-		if w.cli != "codex" && !strings.HasSuffix(failed, "run_command") {
+		// Codex 0.169.0 fires no PostToolUse for an MCP call that failed:
+		// the judge finds it in the rollout at the next call
+		if !strings.HasSuffix(failed, "run_command") {
 			t.Errorf("the failed MCP command was not recorded as a tool_failure")
+		}
+		if w.cli == "codex" && failedFrom != "rollout" {
+			t.Errorf("the failed MCP command was recorded from %q, want the rollout", failedFrom)
 		}
 		key, err := os.ReadFile(filepath.Join(w.docket, "keys", "hmac.key"))
 		if err != nil {

@@ -2,9 +2,11 @@ package hooks
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -138,4 +140,130 @@ func rolloutExit(b []byte, id string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// UnhookedCall is an MCP call a Codex session ran and no hook reported:
+// Codex 0.169 runs PostToolUse for an MCP call that succeeded and for
+// none that failed, so its rollout is the only record of the failure.
+type UnhookedCall struct {
+	ID        string          // the call id, the tool_use_id its PreToolUse carried
+	Tool      string          // Codex's name for it: mcp__<server>__<tool>
+	Arguments json.RawMessage // as the rollout records them
+	Error     string          // the result's text, or the error's message
+	Line      []byte          // the rollout line, the record's raw artifact
+}
+
+// CodexUnhookedFailures returns the MCP calls of a Codex session that
+// failed after the last tool call Codex ran a PostToolUse hook for,
+// oldest first, from the session's rollout (transcript_path), opened
+// with open (nil is regular.Open). Every hook docket runs after such a
+// call sees it there: `item_completed` of an McpToolCall whose status is
+// "failed" (testdata/hooks/captured/codex-rollout-mcp-failed.jsonl). The
+// scan goes back from the end of the file to the newest completed
+// CommandExecution, FileChange or McpToolCall that did not fail (its
+// PostToolUse ran, and whoever ran before it saw what came earlier), and
+// reads at most MaxRolloutRead bytes. The rollout is the agent's own
+// file: what it says is only a candidate, which the caller checks
+// against the judge's signed decisions before recording it
+// (ledgerhook.RecordUnhooked). Nil for any other runtime or event.
+func CodexUnhookedFailures(e *Event, open func(path string) (*os.File, error)) []UnhookedCall {
+	if e == nil || e.Runtime != Codex || e.TranscriptPath == "" {
+		return nil
+	}
+	if open == nil {
+		open = regular.Open
+	}
+	f, err := open(e.TranscriptPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	for _, n := range []int64{rolloutFirstRead, MaxRolloutRead} {
+		off := max(st.Size()-n, 0)
+		b := make([]byte, st.Size()-off)
+		if k, err := f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && k == len(b)) {
+			return nil
+		}
+		if off > 0 {
+			// the first line read may be cut: start after it
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				b = b[i+1:]
+			}
+		}
+		if calls, ended := unhookedFailures(b); ended || off == 0 {
+			return calls
+		}
+	}
+	return nil
+}
+
+// unhookedFailures scans rollout lines (newest last) back to the newest
+// tool item whose PostToolUse ran, collecting the failed MCP calls after
+// it; ended reports that such an item was found.
+func unhookedFailures(b []byte) (calls []UnhookedCall, ended bool) {
+	for len(b) > 0 {
+		i := bytes.LastIndexByte(bytes.TrimRight(b, "\n"), '\n')
+		line := b[i+1:]
+		if i < 0 {
+			b = nil
+		} else {
+			b = b[:i]
+		}
+		if !bytes.Contains(line, []byte(`"item_completed"`)) || !gjson.ValidBytes(bytes.TrimSpace(line)) {
+			continue
+		}
+		p := gjson.GetBytes(line, "payload")
+		if p.Get("type").String() != "item_completed" {
+			continue
+		}
+		it := p.Get("item")
+		typ, status := it.Get("type").String(), it.Get("status").String()
+		switch {
+		case typ == "McpToolCall" && status == "failed":
+			args := json.RawMessage(it.Get("arguments").Raw)
+			if !it.Get("arguments").IsObject() {
+				args = json.RawMessage("{}")
+			}
+			c := UnhookedCall{
+				ID:        it.Get("id").String(),
+				Tool:      "mcp__" + it.Get("server").String() + "__" + it.Get("tool").String(),
+				Arguments: args,
+				Error:     rolloutCallError(it),
+				Line:      bytes.TrimSpace(line),
+			}
+			if c.ID != "" && it.Get("server").String() != "" && it.Get("tool").String() != "" {
+				calls = append(calls, c)
+			}
+		case typ == "McpToolCall" || typ == "CommandExecution" || typ == "FileChange":
+			slices.Reverse(calls)
+			return calls, true
+		}
+	}
+	slices.Reverse(calls)
+	return calls, false
+}
+
+// rolloutCallError is what a failed McpToolCall item says went wrong:
+// its result's text content (an MCP CallToolResult with isError), else
+// its error.
+func rolloutCallError(it gjson.Result) string {
+	var parts []string
+	for _, c := range it.Get("result.content").Array() {
+		if c.Get("type").String() == "text" {
+			parts = append(parts, c.Get("text").String())
+		}
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, "\n")
+	}
+	if e := it.Get("error"); e.Type == gjson.String {
+		return e.String()
+	} else if m := e.Get("message"); m.Exists() {
+		return m.String()
+	}
+	return "the MCP call failed"
 }

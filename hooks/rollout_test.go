@@ -173,3 +173,68 @@ func BenchmarkResolveExit(b *testing.B) {
 		}
 	}
 }
+
+// TestCodexUnhookedFailures: a real Codex rollout in which an MCP call
+// failed (codex-rollout-mcp-failed.jsonl), cut where each later hook
+// would read it. The failed call is found until a tool call whose
+// PostToolUse ran follows it; the blocked call and the AgentMessage are
+// not calls that ran.
+func TestCodexUnhookedFailures(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "hooks", "captured", "codex-rollout-mcp-failed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(b)), "\n")
+	upTo := func(marker string) string {
+		for i, l := range lines {
+			if strings.Contains(l, marker) {
+				return strings.Join(lines[:i+1], "")
+			}
+		}
+		t.Fatalf("no line has %s", marker)
+		return ""
+	}
+	var completedOK string // the first call's item_completed, which ran its PostToolUse
+	for _, l := range lines {
+		if strings.Contains(l, `"McpToolCall"`) && strings.Contains(l, `"status":"completed"`) {
+			completedOK = l
+			break
+		}
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		rollout string
+		rt      Runtime
+		want    []string
+	}{
+		{"at the next call's PreToolUse", upTo(`"id":"fc_call_docket_04"`), Codex, []string{"call_docket_03"}},
+		{"at Stop", string(b), Codex, []string{"call_docket_03"}},
+		{"before the failure", upTo(`"id":"call_docket_01"`), Codex, nil},
+		{"after a call that ran its hook", string(b) + strings.Replace(completedOK, "call_docket_00", "call_docket_09", 1), Codex, nil},
+		{"another runtime", string(b), Claude, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
+			if err := os.WriteFile(p, []byte(tc.rollout), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			calls := CodexUnhookedFailures(&Event{Runtime: tc.rt, TranscriptPath: p}, nil)
+			var ids []string
+			for _, c := range calls {
+				ids = append(ids, c.ID)
+			}
+			if strings.Join(ids, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("unhooked failures %v, want %v", ids, tc.want)
+			}
+			if len(calls) == 0 {
+				return
+			}
+			c := calls[0]
+			if c.Tool != "mcp__term__run_command" || string(c.Arguments) != `{"command":"ls /nonexistent-dir"}` ||
+				!strings.Contains(c.Error, "No such file or directory") || !strings.Contains(string(c.Line), `"status":"failed"`) {
+				t.Errorf("call %+v", c)
+			}
+		})
+	}
+}

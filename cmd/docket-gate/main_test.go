@@ -118,3 +118,55 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 }
+
+// TestStopRecordsUnhookedFailure: a Codex session whose last call, an
+// MCP call the judge allowed, failed: Codex runs no PostToolUse for it,
+// so the stop records it from the rollout (a real one, cut where the
+// session ended); the stop's answer does not depend on it.
+func TestStopRecordsUnhookedFailure(t *testing.T) {
+	dir := setupHome(t)
+	b, err := os.ReadFile("../../testdata/hooks/captured/codex-rollout-mcp-failed.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollout := filepath.Join(t.TempDir(), "rollout.jsonl")
+	if err := os.WriteFile(rollout, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := home.At(dir)
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const session = "01a20c98-bfd4-7122-b150-f54b293a0ced"
+	// the judge's decision, as docket-judge records it (its arguments_hash
+	// is of the canonical tool_input)
+	if _, err := l.Append(session, ledger.Record{Kind: ledger.KindJudgeDecision, Runtime: "codex", Event: "PreToolUse",
+		Tool: "mcp__term__run_command", ToolUseID: "call_docket_03",
+		Body: map[string]any{"outcome": "allow", "enforcement_action": "none",
+			"arguments_hash": "sha256:e825c1abbd835169050cec961143b7c01a7dd7f55b55ba7d60afe044622a0fb6"}}); err != nil {
+		t.Fatal(err)
+	}
+	stop, _ := json.Marshal(map[string]any{"session_id": session, "transcript_path": rollout, "cwd": t.TempDir(),
+		"hook_event_name": "Stop", "turn_id": "t", "model": "gpt-5.5", "stop_hook_active": false,
+		"last_assistant_message": "The listing failed; the directory does not exist."})
+	for range 2 { // the second stop finds it recorded
+		var out, errb bytes.Buffer
+		if err := run(context.Background(), []string{"--runtime", "codex"}, bytes.NewReader(stop), &out, &errb); err != nil || out.Len() != 0 {
+			t.Fatalf("stop: %v, stdout %q, stderr %s", err, out.String(), errb.String())
+		}
+	}
+	es, err := l.ReadVerified(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failures []*ledger.Entry
+	for _, e := range es {
+		if e.Kind == ledger.KindToolFailure {
+			failures = append(failures, e)
+		}
+	}
+	if len(failures) != 1 || failures[0].ToolUseID != "call_docket_03" || !strings.Contains(string(failures[0].Body), `"recorded_from":"rollout"`) {
+		t.Fatalf("tool failures %+v", failures)
+	}
+}

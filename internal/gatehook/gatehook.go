@@ -18,6 +18,7 @@ import (
 	"github.com/docket/docket/gate"
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/ledgerhook"
 )
 
 // Version is set by the linker in docket-gate.
@@ -195,6 +196,7 @@ func decide(stdin io.Reader, rt hooks.Runtime, o Options) (hooks.Answer, hooks.R
 		gg.Open = o.Open
 		g = &gg
 	}
+	recordUnhooked(ev, g)
 	res := g.Stop(ev)
 	if o.Decided != nil {
 		o.Decided(ev, res)
@@ -203,6 +205,20 @@ func decide(stdin io.Reader, rt hooks.Runtime, o Options) (hooks.Answer, hooks.R
 		return res.Answer, ev.Runtime, res.Err
 	}
 	return res.Answer, ev.Runtime, nil
+}
+
+// recordUnhooked records the MCP calls of a Codex session that failed
+// after its last PostToolUse (ledgerhook.RecordUnhooked), so a session
+// whose last call failed ends with it in the ledger. Best effort: the
+// gate's answer does not depend on it.
+func recordUnhooked(ev *hooks.Event, g *gate.Gate) {
+	calls := hooks.CodexUnhookedFailures(ev, g.Open)
+	if len(calls) == 0 {
+		return
+	}
+	if l, err := g.OpenLedger(); err == nil {
+		ledgerhook.RecordUnhooked(ev, calls, l)
+	}
 }
 
 // BlockAnswer blocks the stop (event Stop or SubagentStop) with reason.

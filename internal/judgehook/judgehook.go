@@ -16,6 +16,7 @@ import (
 	"github.com/docket/docket/internal/canonjson"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/internal/ledgerhook"
 	"github.com/docket/docket/judge"
 	"github.com/docket/docket/ledger"
 )
@@ -60,6 +61,7 @@ Exit codes:
 type Ledger interface {
 	judge.Recorder
 	Keys() *ledger.Keys
+	ReadVerified(session string) ([]*ledger.Entry, error)
 }
 
 type Options struct {
@@ -239,6 +241,14 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 		if o.Peer != nil {
 			e.Ledger = peerRecorder{l, o.Peer}
 		}
+		// a Codex MCP call that failed ran no PostToolUse: its failure is
+		// recorded before the next call is judged (best effort: a failure
+		// left out only makes the evidence shorter)
+		if calls := hooks.CodexUnhookedFailures(ev, o.Open); len(calls) > 0 {
+			if _, err := ledgerhook.RecordUnhooked(ev, calls, unhookedRecorder{e.Ledger, l}); err != nil {
+				warnings = append(warnings, "the failed MCP calls in the rollout were not recorded: "+err.Error())
+			}
+		}
 	} else {
 		warnings = append(warnings, "ledger unavailable, decision not recorded: "+err.Error())
 	}
@@ -299,6 +309,17 @@ func decideBounded(ctx context.Context, grace time.Duration, decide func() (hook
 		return hooks.Answer{Event: hooks.PreToolUse, Decision: hooks.Deny,
 			Reason: "docket-judge: no decision within its deadline (a read did not return); failing closed. If this repeats, a human should look at the files the call names."}, nil, false
 	}
+}
+
+// unhookedRecorder appends through the judge's recorder (which adds the
+// peer) and reads the ledger it wraps.
+type unhookedRecorder struct {
+	judge.Recorder
+	l Ledger
+}
+
+func (u unhookedRecorder) ReadVerified(session string) ([]*ledger.Entry, error) {
+	return u.l.ReadVerified(session)
 }
 
 // peerRecorder adds the caller's uid, gid and pid ("peer") to the body of
