@@ -202,10 +202,11 @@ func (d *hookDaemon) admit(peer hookclient.Peer) func(*hooks.Event) error {
 // callerCanRead refuses a payload naming a transcript its caller could
 // not read itself: the daemon reads transcripts (the gate, a Codex
 // rollout) with its own rights, and must not read one for a caller that
-// has no right to it. It runs on the event as the hook decoded it, so it
+// has no right to it; the same goes for the working directory of a call
+// the judge or the gate will look at (callerEnters). It runs on the event as the hook decoded it, so it
 // sees the very paths the hook will open (a key given twice, a runtime
-// spelled another way, change nothing). The test is owner or world
-// permission on the file and every directory above it; a path that does
+// spelled another way, change nothing). The test is permission on the
+// file and every directory above it (permits); a path that does
 // not exist is the hook's business. The path can change between this
 // check and the hook's open: callerOpener checks again on what it opened.
 func callerCanRead(ev *hooks.Event, peer hookclient.Peer) error {
@@ -226,9 +227,9 @@ func callerCanRead(ev *hooks.Event, peer hookclient.Peer) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", k, path, err)
 		}
-		ok := permits(st, peer.UID, 0o004)
+		ok := permits(st, peer, 0o004)
 		if ok {
-			if ok, err = callerSearches(filepath.Dir(real), peer.UID); err != nil {
+			if ok, err = callerSearches(filepath.Dir(real), peer); err != nil {
 				return fmt.Errorf("%s %s: %w", k, path, err)
 			}
 		}
@@ -236,18 +237,48 @@ func callerCanRead(ev *hooks.Event, peer hookclient.Peer) error {
 			return fmt.Errorf("%s %s is not readable by the caller (uid %d); the daemon does not read it on its behalf", k, path, peer.UID)
 		}
 	}
+	if ev.Cwd != "" && (ev.Name == hooks.PreToolUse || ev.IsStop()) {
+		return callerEnters(ev.Cwd, peer)
+	}
 	return nil
 }
 
-// callerSearches reports whether uid may search dir and every directory
-// above it, by owner or world permission.
-func callerSearches(dir string, uid uint32) (bool, error) {
+// callerEnters refuses a working directory its caller could not list
+// and enter itself: the judge and the gate read the project there with
+// the daemon's rights (its git HEAD, the paths a command names, the
+// files the gate digests), and must not for a caller that could not. A
+// cwd that does not exist or is not a directory is the hook's business.
+func callerEnters(dir string, peer hookclient.Peer) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil
+	}
+	real, _ = filepath.Abs(real)
+	st, err := os.Stat(real)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	ok := permits(st, peer, 0o004) && permits(st, peer, 0o001)
+	if ok {
+		if ok, err = callerSearches(filepath.Dir(real), peer); err != nil {
+			return fmt.Errorf("cwd %s: %w", dir, err)
+		}
+	}
+	if !ok {
+		return fmt.Errorf("cwd %s is not open to the caller (uid %d); the daemon does not read a project on its behalf", dir, peer.UID)
+	}
+	return nil
+}
+
+// callerSearches reports whether peer may search dir and every directory
+// above it (permits).
+func callerSearches(dir string, peer hookclient.Peer) (bool, error) {
 	for {
 		st, err := os.Stat(dir)
 		if err != nil {
 			return false, err
 		}
-		if !permits(st, uid, 0o001) {
+		if !permits(st, peer, 0o001) {
 			return false, nil
 		}
 		if dir == filepath.Dir(dir) {
@@ -275,16 +306,16 @@ func callerOpener(peer hookclient.Peer) func(path string) (*os.File, error) {
 	if int(peer.UID) == os.Geteuid() {
 		return regular.Open
 	}
-	return func(path string) (*os.File, error) { return openAsCaller(path, peer.UID) }
+	return func(path string) (*os.File, error) { return openAsCaller(path, peer) }
 }
 
-// openAsCaller opens path for uid as callerOpener describes.
-func openAsCaller(path string, uid uint32) (*os.File, error) {
+// openAsCaller opens path for peer as callerOpener describes.
+func openAsCaller(path string, peer hookclient.Peer) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|callerOpenFlags, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := callerMayRead(f, path, uid); err != nil {
+	if err := callerMayRead(f, path, peer); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -294,9 +325,9 @@ func openAsCaller(path string, uid uint32) (*os.File, error) {
 // callerMayRead checks that uid could read the open file f (opened as
 // path) itself: a regular file it may read, linked in the file system
 // under directories it may search.
-func callerMayRead(f *os.File, path string, uid uint32) error {
+func callerMayRead(f *os.File, path string, peer hookclient.Peer) error {
 	refuse := func(why string) error {
-		return fmt.Errorf("%s %w (uid %d): %s; the daemon does not read it on its behalf", path, errCallerCannotRead, uid, why)
+		return fmt.Errorf("%s %w (uid %d): %s; the daemon does not read it on its behalf", path, errCallerCannotRead, peer.UID, why)
 	}
 	st, err := f.Stat()
 	switch {
@@ -304,7 +335,7 @@ func callerMayRead(f *os.File, path string, uid uint32) error {
 		return fmt.Errorf("stat %s: %w", path, err)
 	case !st.Mode().IsRegular():
 		return refuse(fmt.Sprintf("not a regular file (%v)", st.Mode().Type()))
-	case !permits(st, uid, 0o004):
+	case !permits(st, peer, 0o004):
 		return refuse(fmt.Sprintf("mode %v, owner uid %s", st.Mode().Perm(), ownerOf(st)))
 	}
 	// The kernel's name for the open file: its real place, whatever
@@ -316,7 +347,7 @@ func callerMayRead(f *os.File, path string, uid uint32) error {
 	case strings.HasSuffix(real, " (deleted)") || !filepath.IsAbs(real):
 		return refuse(fmt.Sprintf("it is not linked in the file system (%q)", real))
 	}
-	ok, err := callerSearches(filepath.Dir(real), uid)
+	ok, err := callerSearches(filepath.Dir(real), peer)
 	switch {
 	case err != nil:
 		return refuse(fmt.Sprintf("a directory above %s: %v", real, err))

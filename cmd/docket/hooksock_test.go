@@ -87,6 +87,66 @@ func TestCallerCanRead(t *testing.T) {
 	}
 }
 
+// TestCallerEnters: the judge and the gate read the project in the
+// payload's cwd with the daemon's rights, so a caller may name only a
+// directory it could list and enter itself (by owner, primary group or
+// world permission, and search permission on every directory above).
+// The ledger hook reads nothing there and is not refused.
+func TestCallerEnters(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Chmod(filepath.Dir(dir), 0o755))
+	must(os.Chmod(dir, 0o755))
+	mkdir := func(name string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		must(os.MkdirAll(p, 0o700))
+		must(os.Chmod(p, mode))
+		return p
+	}
+	open := mkdir("open", 0o755)
+	private := mkdir("private", 0o700)
+	shared := mkdir("shared", 0o750) // the group of the daemon's files
+	listOnly := mkdir("listonly", 0o744)
+	under := mkdir("private2/proj", 0o755)
+	must(os.Chmod(filepath.Join(dir, "private2"), 0o700))
+	must(os.Symlink(private, filepath.Join(dir, "link")))
+	var st syscall.Stat_t
+	must(syscall.Stat(shared, &st))
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242, GID: st.Gid + 4242}
+	member := hookclient.Peer{UID: other.UID, GID: st.Gid}
+	for _, tc := range []struct {
+		name, cwd, event string
+		peer             hookclient.Peer
+		ok               bool
+	}{
+		{"world-open", open, hooks.PreToolUse, other, true},
+		{"owner only", private, hooks.PreToolUse, other, false},
+		{"owner only, at a stop", private, hooks.Stop, other, false},
+		{"a link to it", filepath.Join(dir, "link"), hooks.PreToolUse, other, false},
+		{"open, under a private directory", under, hooks.Stop, other, false},
+		{"readable, not enterable", listOnly, hooks.PreToolUse, other, false},
+		{"the group's, for a member", shared, hooks.PreToolUse, member, true},
+		{"the group's, for another", shared, hooks.PreToolUse, other, false},
+		{"the daemon's own user", private, hooks.PreToolUse, hookclient.Peer{UID: uint32(os.Geteuid())}, true},
+		{"missing", filepath.Join(dir, "nope"), hooks.PreToolUse, other, true},
+		{"the ledger hook reads nothing there", private, hooks.PostToolUse, other, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := callerCanRead(&hooks.Event{Name: tc.event, Cwd: tc.cwd}, tc.peer)
+			if (err == nil) != tc.ok {
+				t.Fatalf("callerCanRead(cwd %s) = %v, want ok=%v", tc.cwd, err, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "not open to the caller") {
+				t.Errorf("reason %q", err)
+			}
+		})
+	}
+}
+
 // Each hook of the daemon checks the transcript it will read for a
 // caller of another uid, whatever spelling the payload uses to name it:
 // a transcript_path given twice (the decoders read the first, a JSON
@@ -102,10 +162,13 @@ func TestDaemonHooksAdmitOnlyReadableTranscripts(t *testing.T) {
 	}
 	must(os.Chmod(filepath.Dir(dir), 0o755))
 	must(os.Chmod(dir, 0o755))
+	// the project is open to the caller (callerEnters): only the transcript decides
+	must(os.Chmod(filepath.Dir(proj), 0o755))
+	must(os.Chmod(proj, 0o755))
 	open, closed := filepath.Join(dir, "open.jsonl"), filepath.Join(dir, "closed.jsonl")
 	must(os.WriteFile(open, []byte("{}\n"), 0o644))
 	must(os.WriteFile(closed, []byte("{}\n"), 0o600))
-	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242}
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242, GID: 4242}
 	q := strconv.Quote
 	for _, pair := range [][2]string{{closed, open}, {open, closed}, {closed, closed}} {
 		paths := `"transcript_path":` + q(pair[0]) + `,"transcript_path":` + q(pair[1])
@@ -120,10 +183,46 @@ func TestDaemonHooksAdmitOnlyReadableTranscripts(t *testing.T) {
 		} {
 			_, out, errs := hookCall(t, d, tc.route, other, tc.payload, tc.args...)
 			wantRefused := pair[0] == closed // the decoders read the first
+			if strings.Contains(errs, "not open to the caller") {
+				t.Errorf("%s: the project was refused: %s", tc.route, errs)
+			}
 			if refused := strings.Contains(errs, "not readable by the caller"); refused != wantRefused {
 				t.Errorf("%s %q, transcripts %s then %s: refused %v, want %v\nstdout %s\nstderr %s", tc.route, tc.args, filepath.Base(pair[0]), filepath.Base(pair[1]), refused, wantRefused, out, errs)
 			}
 		}
+	}
+}
+
+// The daemon's judge and gate refuse a call whose cwd the caller could
+// not enter: neither reads a project there on its behalf. The same
+// call from the daemon's own user, or in a project open to the caller,
+// is judged.
+func TestDaemonHooksRefuseAClosedProject(t *testing.T) {
+	_, d, proj := daemonEnv(t)
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Chmod(filepath.Dir(proj), 0o755))
+	must(os.Chmod(proj, 0o700))
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242, GID: 4242}
+	self := hookclient.Peer{UID: uint32(os.Geteuid())}
+	q := strconv.Quote(proj)
+	judgeCall := `{"hook_event_name":"PreToolUse","session_id":"c1","transcript_path":"/dev/null","cwd":` + q + `,"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"ls"}}`
+	stopCall := `{"hook_event_name":"Stop","session_id":"c2","transcript_path":"/dev/null","cwd":` + q + `,"last_assistant_message":"Here is the plan."}`
+	for _, tc := range []struct{ route, payload string }{{hookclient.RouteJudge, judgeCall}, {hookclient.RouteGate, stopCall}} {
+		code, out, errs := hookCall(t, d, tc.route, other, tc.payload)
+		if !strings.Contains(errs+out, "not open to the caller") {
+			t.Errorf("%s for another uid: exit %d, stdout %s, stderr %s; want the project refused", tc.route, code, out, errs)
+		}
+		if _, out, errs := hookCall(t, d, tc.route, self, tc.payload); strings.Contains(errs+out, "not open to the caller") {
+			t.Errorf("%s for the daemon's user refused: %s %s", tc.route, out, errs)
+		}
+	}
+	must(os.Chmod(proj, 0o755))
+	if _, out, errs := hookCall(t, d, hookclient.RouteJudge, other, judgeCall); strings.Contains(errs+out, "not open to the caller") {
+		t.Errorf("an open project refused: %s %s", out, errs)
 	}
 }
 
@@ -263,7 +362,7 @@ func TestCallerMayReadDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	other := uint32(os.Geteuid()) + 4242
+	other := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242, GID: 4242}
 	if err := callerMayRead(f, fx.open, other); err != nil {
 		t.Fatalf("linked: %v", err)
 	}

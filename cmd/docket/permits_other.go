@@ -2,11 +2,15 @@
 
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/docket/docket/internal/hookclient"
+)
 
 const callerOpenFlags = 0
 
-func permits(st os.FileInfo, uid uint32, need os.FileMode) bool {
+func permits(st os.FileInfo, peer hookclient.Peer, need os.FileMode) bool {
 	return st.Mode().Perm()&need != 0
 }
 

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/docket/docket/internal/hookclient"
 )
 
 // callerOpenFlags are added to O_RDONLY when the daemon opens a file a
@@ -13,14 +15,18 @@ import (
 // does not become the daemon's.
 const callerOpenFlags = syscall.O_NONBLOCK | syscall.O_NOCTTY | syscall.O_CLOEXEC
 
-// permits reports whether uid may use st by its owner bits (the owner's
-// copy of need shifted left by 6) or by the world bits (need).
-func permits(st os.FileInfo, uid uint32, need os.FileMode) bool {
-	if st.Mode().Perm()&need != 0 {
+// permits reports whether peer may use st by its owner bits (need
+// shifted left by 6) when it owns st, its group bits (shifted by 3) when
+// st's group is the peer's primary group, or its world bits (need).
+// Supplementary groups are not known here: a file the caller reaches
+// only through one of them is refused.
+func permits(st os.FileInfo, peer hookclient.Peer, need os.FileMode) bool {
+	perm := st.Mode().Perm()
+	if perm&need != 0 {
 		return true
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && sys.Uid == uid && st.Mode().Perm()&(need<<6) != 0
+	return ok && (sys.Uid == peer.UID && perm&(need<<6) != 0 || sys.Gid == peer.GID && perm&(need<<3) != 0)
 }
 
 // ownerOf is st's owner uid, for messages.

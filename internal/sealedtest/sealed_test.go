@@ -335,6 +335,12 @@ func TestSealedRoundTripAndIsolation(t *testing.T) {
 	if out, errb, code, _ := e.asAgent(twice, nil, "docket-gate"); code != 0 || !strings.Contains(out, `"block"`) || !strings.Contains(errb, "not readable by the caller") {
 		t.Fatalf("gate with the ledger as the first of two transcripts: exit %d, stdout %q, stderr %q", code, out, errb)
 	}
+	// nor does it look into a project the caller cannot enter (the
+	// daemon's state root, named as the call's cwd): the call is refused
+	closed := bytes.Replace(e.judgeBash("s1", "ls"), []byte(fmt.Sprintf(`"cwd":%q`, e.proj)), []byte(fmt.Sprintf(`"cwd":%q`, e.state)), 1)
+	if out, errb, code, _ := e.asAgent(closed, nil, "docket-judge"); code != 2 || !strings.Contains(errb, "not open to the caller") {
+		t.Fatalf("judge with the state root as cwd: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
 	if v := e.verify("s1"); !strings.HasPrefix(v, "ok") {
 		t.Fatalf("verify: %s", v)
 	}
