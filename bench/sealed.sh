@@ -15,6 +15,7 @@
 #   bench/sealed.sh                   # N=200 runs each, ENTRIES=10000
 #   N=50 ENTRIES=100000 bench/sealed.sh
 #   STOPS=1000 bench/sealed.sh       # after 1,000 stops on the session first
+#   CPU_CALLS=2000 bench/sealed.sh   # the daemon's CPU per call over 2,000 calls
 #   BASELINE_BIN_DIR=/tmp/old bench/sealed.sh   # also time the build in /tmp/old
 #
 # BASELINE_BIN_DIR names a directory with docket, docket-ledger,
@@ -116,4 +117,24 @@ echo "runs=$N entries=$ENTRIES (interleaved, wall time per process)"
 echo "(rows: $names;"
 echo " then the hook binaries in-process: ledger, gate, judge. docket-hook judge on stop-claim.json is the"
 echo " round trip alone: the daemon only decodes it)"
+
+# The daemon's CPU time per call of each hook (user+sys from
+# /proc/PID/stat across CPU_CALLS calls in a row, its committer's fdatasync
+# and head signing included). The thin client's wall time above is
+# spawn, round trip and this: on a machine with few cores the daemon's
+# work competes with the next hook's spawn, so it counts even where the
+# daemon answers before doing it.
+cpu_calls=${CPU_CALLS:-500}
+ticks=$(getconf CLK_TCK)
+daemon_cpu() { awk '{print $14+$15}' "/proc/$daemon/stat"; }
+if [ -r "/proc/$daemon/stat" ]; then
+	echo "daemon CPU per call ($cpu_calls calls each, clock tick $((1000000 / ticks)) µs):"
+	for h in "ledger ledger.json" "gate stop-claim.json" "judge judge.json" "judge stop-claim.json round-trip"; do
+		set -- $h
+		a=$(daemon_cpu)
+		for _ in $(seq "$cpu_calls"); do "$bin/docket-hook" "$1" --socket "$sock" <"$work/$2" >/dev/null 2>&1; done
+		b=$(daemon_cpu)
+		printf '  %-7s %-16s %6d µs%s\n' "$1" "$2" $(((b - a) * 1000000 / ticks / cpu_calls)) "${3:+ (the round trip alone)}"
+	done
+fi
 "$bin/docket" verify --session bench-gate --accept-sealed | head -1
