@@ -161,8 +161,9 @@ type UnhookedCall struct {
 // "failed" (testdata/hooks/captured/codex-rollout-mcp-failed.jsonl). The
 // scan goes back from the end of the file to the newest completed
 // CommandExecution, FileChange or McpToolCall that did not fail (its
-// PostToolUse ran, and whoever ran before it saw what came earlier), and
-// reads at most MaxRolloutRead bytes. The rollout is the agent's own
+// PostToolUse ran, and whoever ran before it saw what came earlier); it
+// reads the last 64 KiB, and up to MaxRolloutRead only to find where a
+// failure it found there began. The rollout is the agent's own
 // file: what it says is only a candidate, which the caller checks
 // against the judge's signed decisions before recording it
 // (ledgerhook.RecordUnhooked). Nil for any other runtime or event.
@@ -194,7 +195,12 @@ func CodexUnhookedFailures(e *Event, open func(path string) (*os.File, error)) [
 				b = b[i+1:]
 			}
 		}
-		if calls, ended := unhookedFailures(b); ended || off == 0 {
+		calls, ended := unhookedFailures(b)
+		if ended || off == 0 || len(calls) == 0 {
+			// nothing failed since the last call the window holds, or
+			// nothing in it at all: a failure the previous hook missed
+			// would be in the window (each hook runs right after the call
+			// before it), so only a failure found reads further back
 			return calls
 		}
 	}

@@ -213,6 +213,12 @@ func TestCodexUnhookedFailures(t *testing.T) {
 		{"before the failure", upTo(`"id":"call_docket_01"`), Codex, nil},
 		{"after a call that ran its hook", string(b) + strings.Replace(completedOK, "call_docket_00", "call_docket_09", 1), Codex, nil},
 		{"another runtime", string(b), Claude, nil},
+		// two failures with a message longer than the first read between
+		// them: the newer is found in the last 64 KiB, and the scan goes
+		// back from there to the call that ran its hook
+		{"across a long message", completedOK + strings.Replace(failedLine(t, lines), "call_docket_03", "call_docket_02", 1) +
+			`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","text":"` +
+			strings.Repeat("x", rolloutFirstRead) + `"}}}` + "\n" + failedLine(t, lines), Codex, []string{"call_docket_02", "call_docket_03"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
@@ -237,4 +243,15 @@ func TestCodexUnhookedFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failedLine is the rollout's item_completed line of the failed call.
+func failedLine(t *testing.T, lines []string) string {
+	for _, l := range lines {
+		if strings.Contains(l, `"status":"failed"`) && strings.Contains(l, `"McpToolCall"`) {
+			return l
+		}
+	}
+	t.Fatal("no failed McpToolCall line")
+	return ""
 }
