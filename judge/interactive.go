@@ -2,7 +2,6 @@ package judge
 
 import (
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/docket/docket/hooks"
@@ -134,8 +133,19 @@ var (
 		"mongosh": {"--eval", "-f", "--file"}, "mongo": {"--eval"},
 		"sftp": {"-b"}, "lftp": {"-c", "-f"},
 	}
-	python = regexp.MustCompile(`^(?:python|pypy)[0-9.]*$`)
 )
+
+// isPython reports whether name is python or pypy with an optional
+// version (python3, python3.12, pypy3): `^(?:python|pypy)[0-9.]*$`.
+func isPython(name string) bool {
+	rest, ok := strings.CutPrefix(name, "python")
+	if !ok {
+		if rest, ok = strings.CutPrefix(name, "pypy"); !ok {
+			return false
+		}
+	}
+	return strings.Trim(rest, "0123456789.") == ""
+}
 
 // interactive reports whether the program s starts reads commands from
 // its terminal.
@@ -152,13 +162,13 @@ func interactive(s Segment) bool {
 		}
 	}
 	name, args := path.Base(argv[0]), argv[1:]
-	if hasFlag(argv, "--version", "--help") || python.MatchString(name) && hasExact(args, "-h", "-V") || name == "node" && hasExact(args, "-h", "-v") {
+	if hasFlag(argv, "--version", "--help") || isPython(name) && hasExact(args, "-h", "-V") || name == "node" && hasExact(args, "-h", "-v") {
 		return false // prints and exits
 	}
 	switch {
 	case shells[name]:
 		return shellInteractive(args)
-	case python.MatchString(name):
+	case isPython(name):
 		return pythonInteractive(args)
 	case alwaysInteractive[name]:
 		return true

@@ -85,3 +85,14 @@ func TestTypedInputJudged(t *testing.T) {
 		t.Errorf("a poll: %s %s", d.Outcome, d.Reason)
 	}
 }
+
+func TestIsPython(t *testing.T) {
+	for name, want := range map[string]bool{
+		"python": true, "python3": true, "python3.12": true, "pypy": true, "pypy3": true,
+		"python-config": false, "pythonw": false, "ipython": false, "py": false, "": false, "python3.12m": false,
+	} {
+		if got := isPython(name); got != want {
+			t.Errorf("isPython(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
