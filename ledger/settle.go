@@ -3,13 +3,15 @@ package ledger
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/docket/docket/internal/home"
 )
 
-// Behind reports whether the session's ledger file runs past what its
-// signed head covers: the lines of a writer that died before writing the
-// head (a crash, kill -9 of the daemon amid a commit round). `docket
+// Behind reports whether the session's ledger file, or its artifact
+// pack, runs past what its signed head covers: the lines of a writer that
+// died before writing the head (a crash, kill -9 of the daemon amid a
+// commit round), or the bundle of one that died before writing its line. `docket
 // verify` reports such a ledger as "head behind" until Settle, or the
 // next append, brings the head up. A session without a head (a new
 // ledger, or one whose head is missing) is not behind: that is the
@@ -33,7 +35,16 @@ func (l *Ledger) Behind(session string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("behind: head: %w", err)
 	}
-	return st.Size() > c.End, nil
+	if st.Size() > c.End {
+		return true, nil
+	}
+	// a bundle written without its line: the writer died between the two
+	if c.Pack >= 0 {
+		if ps, err := os.Stat(filepath.Join(sf.artifacts, PackName)); err == nil && ps.Size() > c.Pack {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Settle does for a session what its next append does first, and

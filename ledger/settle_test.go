@@ -84,6 +84,47 @@ func TestSettleSealsAForgedTail(t *testing.T) {
 	}
 }
 
+// A writer killed after it wrote an entry's bundle and before its line
+// leaves bytes in the pack that no entry accounts for, and the ledger
+// itself no longer than its head. That session is behind too: settling
+// it seals the bundle (a seal entry keeps the count of its bytes), as
+// the next append would, and verify accepting seals passes before
+// anything else is appended.
+func TestSettleSealsAnOrphanBundle(t *testing.T) {
+	_, other, g := groupLedger(t)
+	appendN(t, other, "s1", 2)
+	g.Flush()
+	pack := other.home.SessionArtifactsDir("s1") + "/" + PackName
+	f, err := os.OpenFile(pack, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("a bundle whose line was never written\n"))
+	f.Close()
+	if behind, err := other.Behind("s1"); err != nil || !behind {
+		t.Fatalf("Behind = %v, %v with an orphan bundle in the pack", behind, err)
+	}
+	settled, err := other.SettleAll()
+	if err != nil || len(settled) != 1 {
+		t.Fatalf("SettleAll = %v, %v", settled, err)
+	}
+	es, err := other.ReadVerified("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(es); n != 3 || es[2].Kind != KindSeal {
+		t.Fatalf("after settling: %d entries, last %s; want the 2 and a seal", n, es[n-1].Kind)
+	}
+	opts := verifyOpts(other)
+	opts.AcceptSealed = true
+	if rep, err := Verify(other.home, "s1", opts); err != nil || !rep.OK {
+		t.Fatalf("verify accepting seals: %v %+v", err, rep.Failure)
+	}
+	if behind, _ := other.Behind("s1"); behind {
+		t.Fatal("still behind after settling")
+	}
+}
+
 func ledgerBytes(t *testing.T, l *Ledger, session string) []byte {
 	t.Helper()
 	var all []byte
