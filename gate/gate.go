@@ -27,6 +27,7 @@ import (
 	"github.com/docket/docket/internal/regular"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
+	"github.com/docket/docket/trust"
 )
 
 // Gate decides Stop and SubagentStop events.
@@ -156,7 +157,11 @@ func (g *Gate) Stop(ev *hooks.Event) *Result {
 		}
 		return b
 	}
+	oTag := g.originTag(l, ev.SessionID)
 	rec := func(b map[string]any) ledger.Record {
+		if oTag != "" {
+			b["o_tag"] = oTag
+		}
 		return ledger.Record{Kind: ledger.KindGateDecision, Runtime: string(ev.Runtime), Event: ev.Name, AgentID: ev.AgentID, Body: b}
 	}
 
@@ -331,6 +336,17 @@ func (g *Gate) message(ev *hooks.Event) (m turnMessage, anomaly string) {
 	return m, ""
 }
 
+// originTag is the O-Tag of the session's current chain
+// (trust.CurrentOTag), read with the keys of the ledger l when it has
+// them.
+func (g *Gate) originTag(l Evidence, session string) string {
+	k, ok := l.(interface{ Keys() *ledger.Keys })
+	if !ok || g.Home.Root == "" {
+		return ""
+	}
+	return trust.CurrentOTag(g.Home, k.Keys(), session)
+}
+
 // anomaly blocks a stop whose message could not be read, counting toward
 // the block cap like any block.
 func (g *Gate) anomaly(ev *hooks.Event, r *Result, what string) *Result {
@@ -343,9 +359,13 @@ func (g *Gate) anomaly(ev *hooks.Event, r *Result, what string) *Result {
 		if l == nil {
 			return nil
 		}
+		body := map[string]any{"decision": decision, "anomaly": what, "stop_hook_active": ev.StopHookActive, "consecutive_blocks": n,
+			"lexicon_version": g.LexiconVersion, "binding_version": g.BindingVersion}
+		if t := g.originTag(l, ev.SessionID); t != "" {
+			body["o_tag"] = t
+		}
 		e, _ := l.Append(ev.SessionID, ledger.Record{Kind: ledger.KindGateDecision, Runtime: string(ev.Runtime), Event: ev.Name, AgentID: ev.AgentID,
-			Body: map[string]any{"decision": decision, "anomaly": what, "stop_hook_active": ev.StopHookActive, "consecutive_blocks": n,
-				"lexicon_version": g.LexiconVersion, "binding_version": g.BindingVersion}})
+			Body: body})
 		return e
 	}
 	if prev >= g.Lexicon.BlockCap {

@@ -97,3 +97,18 @@ func ReadOrigin(h home.Home, keys *ledger.Keys, session string) (o Origin, ok bo
 	}
 	return o, true, nil
 }
+
+// CurrentOTag is the O-Tag of the session's current causal chain (the
+// origin ReadOrigin returns), or "" when there is none or it does not
+// verify: what the gate and the validator runner stamp on the entries
+// they write, so a stop's decision and the evidence behind it trace back
+// to the prompt that started the work, as the judge's decisions do.
+func CurrentOTag(h home.Home, keys *ledger.Keys, session string) string {
+	if keys == nil {
+		return ""
+	}
+	if o, ok, _ := ReadOrigin(h, keys, session); ok {
+		return o.OTag
+	}
+	return ""
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
+	"github.com/docket/docket/trust"
 )
 
 // Outcome is a validation's result.
@@ -87,6 +88,10 @@ type Runner struct {
 	Toolchain *Toolchain
 	// RunAs, when set, is the user the validator's processes run as.
 	RunAs *RunAs
+	// OTag, when set, gives the O-Tag of a session's current causal
+	// chain, recorded as the entry's o_tag (NewRunner:
+	// trust.CurrentOTag with the ledger's keys).
+	OTag func(session string) string
 }
 
 // NewRunner loads the claim binding policy and the validator definitions
@@ -104,7 +109,11 @@ func NewRunner(h home.Home, l Ledger) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{Binding: b, Definitions: defs, Ledger: l, Toolchain: tc}, nil
+	r := &Runner{Binding: b, Definitions: defs, Ledger: l, Toolchain: tc}
+	if k, ok := l.(interface{ Keys() *ledger.Keys }); ok {
+		r.OTag = func(session string) string { return trust.CurrentOTag(h, k.Keys(), session) }
+	}
+	return r, nil
 }
 
 // Run checks req against the binding policy and the definition, runs the
@@ -191,6 +200,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	if out.with != nil {
 		body["with"] = out.with
+	}
+	if r.OTag != nil {
+		if t := r.OTag(req.Session); t != "" {
+			body["o_tag"] = t
+		}
 	}
 	arts, closeAll, err := x.openArtifacts()
 	if err != nil {

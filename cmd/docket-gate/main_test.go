@@ -11,6 +11,7 @@ import (
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
+	"github.com/docket/docket/trust"
 )
 
 func setupHome(t testing.TB) string {
@@ -168,5 +169,56 @@ func TestStopRecordsUnhookedFailure(t *testing.T) {
 	}
 	if len(failures) != 1 || failures[0].ToolUseID != "call_docket_03" || !strings.Contains(string(failures[0].Body), `"recorded_from":"rollout"`) {
 		t.Fatalf("tool failures %+v", failures)
+	}
+}
+
+// TestStopCarriesOrigin: a stop's decision carries the O-Tag of the
+// session's current chain (the prompt that started the work), as the
+// judge's decisions do; a forged origin file is not used.
+func TestStopCarriesOrigin(t *testing.T) {
+	dir := setupHome(t)
+	h, _ := home.At(dir)
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const session = "s-origin"
+	p, err := l.Append(session, ledger.Record{Kind: ledger.KindUserPrompt, Runtime: "claude", Event: "UserPromptSubmit", Body: map[string]any{"prompt_bytes": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := trust.OTagOf(p)
+	if err := trust.WriteOrigin(h, l.Keys(), trust.Origin{OTag: want, Session: session, Seq: p.Seq, Time: p.Time}); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() map[string]any {
+		t.Helper()
+		var out, errb bytes.Buffer
+		payload := `{"session_id":"` + session + `","hook_event_name":"Stop","last_assistant_message":"All done."}`
+		if err := run(context.Background(), nil, strings.NewReader(payload), &out, &errb); err != nil || !strings.Contains(out.String(), `"block"`) {
+			t.Fatalf("stop: %v %s %s", err, out.String(), errb.String())
+		}
+		es, err := l.ReadVerified(session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		json.Unmarshal(es[len(es)-1].Body, &body)
+		return body
+	}
+	if got := stop()["o_tag"]; got != want {
+		t.Fatalf("gate_decision o_tag %v, want %s", got, want)
+	}
+	// the origin file rewritten by hand: its MAC fails, and no O-Tag is taken from it
+	origin := filepath.Join(dir, "run", "origin", session+".json")
+	b, err := os.ReadFile(origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(origin, bytes.Replace(b, []byte(want), []byte("ot_000000000000000000000000"), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := stop()["o_tag"]; ok {
+		t.Fatalf("o_tag %v from a forged origin file", got)
 	}
 }

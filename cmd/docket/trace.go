@@ -27,8 +27,9 @@ V-Pol. For a runtime's task or flow id ("task:ID", "flow:ID") it prints
 the decisions that name it, in every session. Every ledger read is
 verified first.
 
-A decision inside the chain whose o_tag names another origin is marked
-"o_tag mismatch".
+A decision inside the chain whose o_tag names another origin, or has
+none, is marked "o_tag mismatch"; so is a gate decision or validator run
+whose o_tag names another origin.
 
 Exit codes: 0 printed, 1 no such origin, 2 could not run.
 `
@@ -151,7 +152,10 @@ func trace(h home.Home, l *ledger.Ledger, tag string) (*traceReport, error) {
 			s := step(sess, e)
 			switch {
 			case in:
-				s.Mismatch = e.Kind == ledger.KindJudgeDecision && s.OTag != tag
+				// a decision must name the chain; a stop or a validator's
+				// entry (which carry it since they were given one) must not
+				// name another
+				s.Mismatch = s.OTag != tag && (e.Kind == ledger.KindJudgeDecision || s.OTag != "")
 				rep.Steps = append(rep.Steps, s)
 			case s.OTag == tag:
 				rep.Steps = append(rep.Steps, s)
@@ -165,7 +169,7 @@ func trace(h home.Home, l *ledger.Ledger, tag string) (*traceReport, error) {
 func step(session string, e *ledger.Entry) traceStep {
 	s := traceStep{Session: session, Seq: e.Seq, Time: e.Time, Kind: e.Kind, Tool: e.Tool, AgentID: e.AgentID}
 	var b struct {
-		// judge_decision
+		// judge_decision; o_tag on gate and validator entries too
 		Outcome           string          `json:"outcome"`
 		EnforcementAction string          `json:"enforcement_action"`
 		RiskClass         string          `json:"risk_class"`
@@ -191,11 +195,12 @@ func step(session string, e *ledger.Entry) traceStep {
 		PromptBytes  int    `json:"prompt_bytes"`
 	}
 	_ = json.Unmarshal(e.Body, &b)
+	s.OTag = b.OTag // judge, gate and validator entries
 	switch e.Kind {
 	case ledger.KindUserPrompt:
 		s.Summary = fmt.Sprintf("user prompt %s (%d bytes; artifact prompt.txt)", short(b.PromptSHA256), b.PromptBytes)
 	case ledger.KindJudgeDecision:
-		s.RTag, s.OTag, s.VPol = b.RTag, b.OTag, b.VPol
+		s.RTag, s.VPol = b.RTag, b.VPol
 		s.Summary = fmt.Sprintf("%s (%s, %s)", b.Outcome, b.EnforcementAction, b.RiskClass)
 		if b.Trust != nil {
 			s.Summary += fmt.Sprintf(" trust level %d", b.Trust.Level)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docket/docket/internal/gatehook"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/judgehook"
 	"github.com/docket/docket/internal/ledgerhook"
@@ -73,6 +74,10 @@ func TestTrustAndTraceCommands(t *testing.T) {
 		ledgerHook(t, map[string]any{"session_id": sess, "hook_event_name": "PostToolUse", "cwd": proj, "tool_name": "Write",
 			"tool_use_id": fmt.Sprint("toolu_", i), "tool_input": input, "tool_response": map[string]any{"success": true}})
 	}
+	// the turn ends with a claim the gate blocks: its decision is in the chain
+	hook(t, func(in *strings.Reader, out, errb *bytes.Buffer) error {
+		return gatehook.RunWith(context.Background(), []string{"--runtime", "claude"}, in, out, errb, gatehook.Options{})
+	}, map[string]any{"session_id": sess, "hook_event_name": "Stop", "cwd": proj, "transcript_path": "/dev/null", "last_assistant_message": "All done."})
 	// a second prompt starts another chain
 	ledgerHook(t, map[string]any{"session_id": sess, "hook_event_name": "UserPromptSubmit", "cwd": proj, "prompt": "now delete it"})
 	judgeHook(t, map[string]any{"session_id": sess, "hook_event_name": "PreToolUse", "cwd": proj, "tool_name": "Read",
@@ -125,9 +130,17 @@ func TestTrustAndTraceCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("trace: exit %d %s", code, errs)
 	}
-	for _, want := range []string{"origin " + otags[0] + ": user prompt", "judge_decision Write: allow", "tool_call Write: ran", "v_pol"} {
+	for _, want := range []string{"origin " + otags[0] + ": user prompt", "judge_decision Write: allow", "tool_call Write: ran", "v_pol", "gate_decision: block"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("trace lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "mismatch") {
+		t.Errorf("trace marks a mismatch:\n%s", out)
+	}
+	for _, e := range entries {
+		if e.Kind == ledger.KindGateDecision && !strings.Contains(string(e.Body), `"o_tag":"`+otags[0]+`"`) {
+			t.Errorf("the gate decision does not name its chain: %s", e.Body)
 		}
 	}
 	if strings.Contains(out, "Read") || strings.Count(out, "judge_decision") != 2 {

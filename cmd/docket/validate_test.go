@@ -13,6 +13,7 @@ import (
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
+	"github.com/docket/docket/trust"
 )
 
 func TestValidateCommand(t *testing.T) {
@@ -72,6 +73,14 @@ func TestValidateCommand(t *testing.T) {
 		t.Fatalf("unapproved policy: exit %d, stderr %q", code, stderr)
 	}
 	if _, err := policies.Approve(h, "tester", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// s1's chain began at a prompt the ledger hook recorded: its O-Tag
+	// goes on the validator's entries
+	const oTag = "ot_0123456789abcdef01234567"
+	if l, err := ledger.Open(h); err != nil {
+		t.Fatal(err)
+	} else if err := trust.WriteOrigin(h, l.Keys(), trust.Origin{OTag: oTag, Session: "s1", Time: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -152,8 +161,11 @@ func TestValidateCommand(t *testing.T) {
 			t.Errorf("validator_pass body lacks %q: %v", k, body)
 		}
 	}
-	if es[0].Tool != "command_zero_exit" || body["claim"] != "done" || body["result"] != "pass" || body["cwd"] != work {
+	if es[0].Tool != "command_zero_exit" || body["claim"] != "done" || body["result"] != "pass" || body["cwd"] != work || body["o_tag"] != oTag {
 		t.Errorf("entry = %+v body = %v", es[0], body)
+	}
+	if s2, err := l.ReadVerified("s2"); err != nil || len(s2) != 1 || strings.Contains(string(s2[0].Body), `"o_tag"`) {
+		t.Errorf("s2, which has no origin: %v %v", s2, err)
 	}
 	f, err := l.OpenArtifact(es[0], "run1.stderr")
 	if err != nil {
