@@ -36,8 +36,22 @@ func TestHookValidateRefusesArgsFile(t *testing.T) {
 	}
 }
 
-func TestCallerCanRead(t *testing.T) {
+// openDir is a temporary directory any user may search and list, for a
+// test's files that a caller of another uid must be able to reach (or
+// not, by their own modes); t.TempDir makes its parent 0700.
+func openDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestCallerCanRead(t *testing.T) {
+	dir := openDir(t)
 	open := filepath.Join(dir, "open")
 	closed := filepath.Join(dir, "closed")
 	inner := filepath.Join(dir, "private")
@@ -46,8 +60,6 @@ func TestCallerCanRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(os.Chmod(filepath.Dir(dir), 0o755)) // t.TempDir makes its parent 0700
-	must(os.Chmod(dir, 0o755))
 	must(os.WriteFile(open, []byte("{}"), 0o644))
 	must(os.WriteFile(closed, []byte("{}"), 0o600))
 	must(os.Mkdir(inner, 0o700))
@@ -93,14 +105,12 @@ func TestCallerCanRead(t *testing.T) {
 // world permission, and search permission on every directory above).
 // The ledger hook reads nothing there and is not refused.
 func TestCallerEnters(t *testing.T) {
-	dir := t.TempDir()
+	dir := openDir(t)
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(os.Chmod(filepath.Dir(dir), 0o755))
-	must(os.Chmod(dir, 0o755))
 	mkdir := func(name string, mode os.FileMode) string {
 		p := filepath.Join(dir, name)
 		must(os.MkdirAll(p, 0o700))
@@ -154,14 +164,12 @@ func TestCallerEnters(t *testing.T) {
 // lets the gate or the ledger hook read a file the caller could not.
 func TestDaemonHooksAdmitOnlyReadableTranscripts(t *testing.T) {
 	_, d, proj := daemonEnv(t)
-	dir := t.TempDir()
+	dir := openDir(t)
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(os.Chmod(filepath.Dir(dir), 0o755))
-	must(os.Chmod(dir, 0o755))
 	// the project is open to the caller (callerEnters): only the transcript decides
 	must(os.Chmod(filepath.Dir(proj), 0o755))
 	must(os.Chmod(proj, 0o755))
@@ -236,7 +244,7 @@ type openFixture struct {
 
 func newOpenFixture(t *testing.T) openFixture {
 	t.Helper()
-	dir := t.TempDir()
+	dir := openDir(t)
 	f := openFixture{
 		dir:       dir,
 		open:      filepath.Join(dir, "open.jsonl"),
@@ -250,8 +258,6 @@ func newOpenFixture(t *testing.T) openFixture {
 			t.Fatal(err)
 		}
 	}
-	must(os.Chmod(filepath.Dir(dir), 0o755)) // t.TempDir makes its parent 0700
-	must(os.Chmod(dir, 0o755))
 	must(os.WriteFile(f.open, []byte("benign\n"), 0o644))
 	must(os.WriteFile(f.secret, []byte("SECRET\n"), 0o600))
 	must(os.Mkdir(f.private, 0o700))
