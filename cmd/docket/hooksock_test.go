@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -152,6 +153,72 @@ func TestCallerEnters(t *testing.T) {
 			}
 			if err != nil && !strings.Contains(err.Error(), "not open to the caller") {
 				t.Errorf("reason %q", err)
+			}
+		})
+	}
+}
+
+// TestPermitsAsTheKernel: the daemon's permission check decides as the
+// kernel does for the caller's process: the owner's bits for its owner
+// (whatever the others' say), else the group's for a member — by its
+// primary group or a supplementary one, read from /proc/PID/status of
+// the caller's process — else the world's.
+func TestPermitsAsTheKernel(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a caller process of another uid with supplementary groups")
+	}
+	uid := uint32(os.Geteuid()) + 4242
+	const primary, supplementary, other = 5001, 5002, 5003
+	// the caller: a process of its own uid and groups, alive while checked
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: primary, Groups: []uint32{supplementary}}}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start a process as uid %d: %v", uid, err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	peer := hookclient.Peer{UID: uid, GID: primary, PID: int32(cmd.Process.Pid)}
+	setpriv, _ := exec.LookPath("setpriv") // util-linux: the kernel's own answer, when there
+	dir := openDir(t)
+	for _, tc := range []struct {
+		name      string
+		uid, gid  int
+		mode      os.FileMode
+		permitted bool
+	}{
+		{"world", 0, other, 0o755, true},
+		{"the owner's bits", int(uid), other, 0o700, true},
+		{"the owner's bits deny, the world's allow", int(uid), other, 0o077, false},
+		{"primary group", 0, primary, 0o750, true},
+		{"supplementary group", 0, supplementary, 0o750, true},
+		{"another group", 0, other, 0o750, false},
+		{"the group's bits deny, the world's allow", 0, supplementary, 0o705, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(p, tc.uid, tc.gid); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := permits(st, peer, 0o001); got != tc.permitted {
+				t.Fatalf("permits(%v %d:%d) = %v, want %v", tc.mode, tc.uid, tc.gid, got, tc.permitted)
+			}
+			if setpriv == "" {
+				return
+			}
+			// the kernel agrees: a process with the caller's credentials tries
+			err = exec.Command(setpriv, "--reuid", strconv.Itoa(int(uid)), "--regid", strconv.Itoa(primary),
+				"--groups", strconv.Itoa(supplementary), "--", "test", "-x", p).Run()
+			if (err == nil) != tc.permitted {
+				t.Errorf("the kernel says %v (%v) for the caller, permits %v", err == nil, err, tc.permitted)
 			}
 		})
 	}
