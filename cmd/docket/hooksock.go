@@ -298,8 +298,8 @@ var errCallerCannotRead = errors.New("is not readable by the caller")
 // the file it opened, not the path (which the caller may swap between a
 // check and an open, a symlink or a directory it owns): the path is
 // opened read-only and non-blocking (a FIFO must not hold the daemon),
-// and the open file must be a regular file the caller may read (owner
-// or world permission) whose place in the file system, as the kernel
+// and the open file must be a regular file the caller may read (permits)
+// whose place in the file system, as the kernel
 // names it, lies under directories the caller may search. Anything else
 // is refused and the file closed.
 func callerOpener(peer hookclient.Peer) func(path string) (*os.File, error) {
