@@ -234,20 +234,13 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 		}
 		e.LLM = llm
 	}
+	var led Ledger
 	if l, err := openLedger(h); err == nil {
-		e.Ledger = l
+		e.Ledger, led = l, l
 		// monitoring levels and the session's origin: two small MAC'd files
 		e.Trust = judge.LoadTrust(h, l.Keys())
 		if o.Peer != nil {
 			e.Ledger = peerRecorder{l, o.Peer}
-		}
-		// a Codex MCP call that failed ran no PostToolUse: its failure is
-		// recorded before the next call is judged (best effort: a failure
-		// left out only makes the evidence shorter)
-		if calls := hooks.CodexUnhookedFailures(ev, o.Open); len(calls) > 0 {
-			if _, err := ledgerhook.RecordUnhooked(ev, calls, unhookedRecorder{e.Ledger, l}); err != nil {
-				warnings = append(warnings, "the failed MCP calls in the rollout were not recorded: "+err.Error())
-			}
 		}
 	} else {
 		warnings = append(warnings, "ledger unavailable, decision not recorded: "+err.Error())
@@ -263,9 +256,24 @@ func decide(ctx context.Context, ev *hooks.Event, headless, noStore, trace bool,
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tSetup := time.Since(t0)
-	a, d, ok := decideBounded(ctx, boundGrace, func() (hooks.Answer, *judge.Decision) { return e.Decide(ctx, ev) })
+	var unhookedErr error // written by the bounded call, read only when it returned
+	a, d, ok := decideBounded(ctx, boundGrace, func() (hooks.Answer, *judge.Decision) {
+		// a Codex MCP call that failed ran no PostToolUse: its failure is
+		// recorded before the next call is judged, inside the decision's
+		// bound (best effort: a failure left out only makes the evidence
+		// shorter)
+		if led != nil {
+			if calls := hooks.CodexUnhookedFailures(ev, o.Open); len(calls) > 0 {
+				_, unhookedErr = ledgerhook.RecordUnhooked(ev, calls, unhookedRecorder{e.Ledger, led})
+			}
+		}
+		return e.Decide(ctx, ev)
+	})
 	if !ok {
 		return a, warnings, false
+	}
+	if unhookedErr != nil {
+		warnings = append(warnings, "the failed MCP calls in the rollout were not recorded: "+unhookedErr.Error())
 	}
 	if trace {
 		warnings = append(warnings, fmt.Sprintf("trace: policy load %s, setup %s, decide+record %s (judging %dµs), recall %q",
