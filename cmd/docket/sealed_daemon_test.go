@@ -691,3 +691,60 @@ func TestKeptEntriesArePruned(t *testing.T) {
 		}
 	}
 }
+
+// Through the daemon, a Codex MCP call that failed without a hook is
+// recorded at the next call's judge from the rollout, which the daemon
+// opens as the caller (callerOpener), and the entry names the caller.
+func TestDaemonRecordsUnhookedFailure(t *testing.T) {
+	h, d, proj := daemonEnv(t)
+	for _, p := range []string{filepath.Dir(proj), proj} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peer := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242, GID: 4242, PID: int32(os.Getpid())}
+	b, err := os.ReadFile("../../testdata/hooks/captured/codex-rollout-mcp-failed.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollout := filepath.Join(openDir(t), "rollout.jsonl")
+	if err := os.WriteFile(rollout, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const session = "01a20c98-bfd4-7122-b150-f54b293a0ced"
+	if _, err := l.Append(session, ledger.Record{Kind: ledger.KindJudgeDecision, Runtime: "codex", Event: "PreToolUse",
+		Tool: "mcp__term__run_command", ToolUseID: "call_docket_03",
+		Body: map[string]any{"outcome": "allow", "enforcement_action": "none",
+			"arguments_hash": "sha256:e825c1abbd835169050cec961143b7c01a7dd7f55b55ba7d60afe044622a0fb6"}}); err != nil {
+		t.Fatal(err)
+	}
+	next := fmt.Sprintf(`{"session_id":%q,"turn_id":"t1","transcript_path":%q,"cwd":%q,"hook_event_name":"PreToolUse","model":"gpt-5.5","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_docket_05"}`, session, rollout, proj)
+	if code, out, errs := hookCall(t, d, hookclient.RouteJudge, peer, next, "--runtime", "codex"); code != 0 {
+		t.Fatalf("judge: exit %d, stdout %s, stderr %s", code, out, errs)
+	}
+	entries, err := l.ReadVerified(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failure *ledger.Entry
+	for _, e := range entries {
+		if e.Kind == ledger.KindToolFailure {
+			failure = e
+		}
+	}
+	if failure == nil || failure.ToolUseID != "call_docket_03" {
+		t.Fatalf("no tool_failure for the failed MCP call: %d entries", len(entries))
+	}
+	var body struct {
+		Peer         *hookclient.Peer `json:"peer"`
+		RecordedFrom string           `json:"recorded_from"`
+	}
+	json.Unmarshal(failure.Body, &body)
+	if body.Peer == nil || *body.Peer != peer || body.RecordedFrom != "rollout" {
+		t.Errorf("tool_failure body %s", failure.Body)
+	}
+}
