@@ -44,7 +44,10 @@ import (
 // PASS when every run exits 0, no test fails, at least one test passed,
 // and the set of top-level tests that reported equals the set the
 // sources define (filtered by run): a TestMain, init or flag that
-// narrows the run leaves tests out, and the run fails naming them.
+// narrows the run leaves tests out, and the run fails naming them. In a
+// git repository the suite is held to HEAD's too (goBase): a test HEAD
+// defines that no longer builds, or a test new or changed since HEAD that
+// skips, fails the run.
 // Subtests are not listed (they are created at run time); their parent
 // reports their result. Refused: a package or pattern starting with "-",
 // whitespace in the package, a pattern that does not compile,
@@ -98,6 +101,7 @@ type goTestPlan struct {
 	pkgs     []*goListPackage
 	expected map[string]map[string]bool // import path -> test names
 	testMain []string                   // packages with a TestMain
+	base     *goBase                    // the suite at HEAD; nil without one
 }
 
 func (goTestClass) prepare(ctx context.Context, x *execution) error {
@@ -162,6 +166,9 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 		plan.expected[p.ImportPath] = want
 		plan.pkgs = append(plan.pkgs, p)
 	}
+	if plan.base, err = x.goBaseOf(ctx, plan, first); err != nil {
+		return err
+	}
 	x.state = plan
 	return nil
 }
@@ -183,6 +190,14 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	if len(plan.testMain) > 0 {
 		out.detail["test_main"] = plan.testMain
 	}
+	if b := plan.base; b != nil {
+		out.detail["base"] = b.commit
+		if len(b.removed) > 0 {
+			out.detail["removed_since_base"] = b.removed
+			out.reason = fmt.Sprintf("%d test(s) HEAD defines are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(b.removed), clipNames(b.removed))
+			return out, nil
+		}
+	}
 	for i := 1; i <= runs; i++ {
 		sum := goTestSummary{reported: map[string]map[string]bool{}}
 		lw := &lineWriter{fn: sum.line}
@@ -198,6 +213,9 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		reason := sum.verdict(p, timeout, x.args.str("run"))
 		if reason == "" {
 			reason = sum.compare(plan.expected)
+		}
+		if reason == "" && plan.base != nil {
+			reason = sum.skippedTouched(plan.base)
 		}
 		if reason != "" {
 			out.reason = fmt.Sprintf("run %d of %d: %s", i, runs, reason)
@@ -302,34 +320,60 @@ func (x *execution) goList(ctx context.Context, pattern string) ([]*goListPackag
 // from its test files: Test and Fuzz functions, and Example functions
 // with an output comment. hasMain reports a TestMain.
 func testFuncs(p *goListPackage) (names []string, hasMain bool, err error) {
-	fset := token.NewFileSet()
-	var files []*ast.File
+	files := map[string][]byte{}
 	for _, f := range append(append([]string(nil), p.TestGoFiles...), p.XTestGoFiles...) {
-		af, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.ParseComments|parser.SkipObjectResolution)
+		b, err := os.ReadFile(filepath.Join(p.Dir, f))
 		if err != nil {
 			return nil, false, err
 		}
-		files = append(files, af)
+		files[f] = b
+	}
+	funcs, hasMain, err := testFuncsIn(files)
+	for n := range funcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, hasMain, err
+}
+
+// testFuncsIn is testFuncs over test file contents by name: each test's
+// source text (the function declaration's bytes; "" for an Example),
+// and whether a TestMain is among them.
+func testFuncsIn(files map[string][]byte) (funcs map[string]string, hasMain bool, err error) {
+	fset := token.NewFileSet()
+	var parsed []*ast.File
+	funcs = map[string]string{}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		src := files[name]
+		af, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil, false, err
+		}
+		parsed = append(parsed, af)
 		for _, d := range af.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Recv != nil || fn.Type.TypeParams != nil {
 				continue
 			}
-			name := fn.Name.Name
-			switch {
-			case name == "TestMain" && paramIs(fn, "M"):
+			switch n := fn.Name.Name; {
+			case n == "TestMain" && paramIs(fn, "M"):
 				hasMain = true
-			case isTestName(name, "Test"), isTestName(name, "Fuzz"):
-				names = append(names, name)
+			case isTestName(n, "Test"), isTestName(n, "Fuzz"):
+				funcs[n] = string(src[fset.Position(fn.Pos()).Offset:fset.Position(fn.End()).Offset])
 			}
 		}
 	}
-	for _, ex := range doc.Examples(files...) {
+	for _, ex := range doc.Examples(parsed...) {
 		if ex.Output != "" || ex.EmptyOutput {
-			names = append(names, "Example"+ex.Name)
+			funcs["Example"+ex.Name] = ""
 		}
 	}
-	return names, hasMain, nil
+	return funcs, hasMain, nil
 }
 
 // isTestName is cmd/go's rule: the prefix, then nothing or a rune that
@@ -420,6 +464,32 @@ type goTestSummary struct {
 	// reported holds the top-level tests that ended (pass, fail or
 	// skip), by package.
 	reported map[string]map[string]bool
+	skips    [][2]string // package and test (or subtest) of each skip
+}
+
+// skippedTouched returns "" unless a test new or changed since the base
+// skipped (itself or a subtest): a test written to skip proves nothing.
+func (s *goTestSummary) skippedTouched(b *goBase) string {
+	var names []string
+	for _, sk := range s.skips {
+		top, _, _ := strings.Cut(sk[1], "/")
+		if b.touched[sk[0]][top] {
+			names = append(names, sk[0]+"."+sk[1])
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("%d test(s) written or changed since HEAD skipped: %s. A skipped test proves nothing: make it run", len(names), clipNames(names))
+}
+
+// clipNames joins names, at most ten of them.
+func clipNames(l []string) string {
+	if len(l) > 10 {
+		return strings.Join(l[:10], ", ") + fmt.Sprintf(" (+%d more)", len(l)-10)
+	}
+	return strings.Join(l, ", ")
 }
 
 func (s *goTestSummary) line(b []byte) {
@@ -453,6 +523,9 @@ func (s *goTestSummary) line(b []byte) {
 		if top {
 			s.skipped++
 		}
+		if e.Test != "" {
+			s.skips = append(s.skips, [2]string{e.Package, e.Test})
+		}
 	case "build-fail":
 		s.buildFailed = append(s.buildFailed, e.ImportPath)
 	}
@@ -478,17 +551,11 @@ func (s *goTestSummary) compare(expected map[string]map[string]bool) string {
 	}
 	sort.Strings(missing)
 	sort.Strings(extra)
-	clipList := func(l []string) string {
-		if len(l) > 10 {
-			return strings.Join(l[:10], ", ") + fmt.Sprintf(" (+%d more)", len(l)-10)
-		}
-		return strings.Join(l, ", ")
-	}
 	switch {
 	case len(missing) > 0:
-		return fmt.Sprintf("%d test(s) the packages define did not run: %s (a TestMain, init or flag narrowed the run)", len(missing), clipList(missing))
+		return fmt.Sprintf("%d test(s) the packages define did not run: %s (a TestMain, init or flag narrowed the run)", len(missing), clipNames(missing))
 	case len(extra) > 0:
-		return fmt.Sprintf("the run reported %d test(s) the packages do not define: %s", len(extra), clipList(extra))
+		return fmt.Sprintf("the run reported %d test(s) the packages do not define: %s", len(extra), clipNames(extra))
 	}
 	return ""
 }

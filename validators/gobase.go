@@ -1,0 +1,190 @@
+package validators
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"go/build"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// goBase is the test suite of the tested packages as the commit HEAD
+// names it: a suite passes only with its tests, so a run must not have
+// lost one (deleted, renamed, or moved into a file the build leaves
+// out), and a test the session wrote or changed must not pass by
+// skipping. HEAD is the base because it is what a human last committed;
+// a session that commits the removal itself moves it, which the
+// repository's history then shows.
+type goBase struct {
+	commit string
+	// removed are the tests (import path and name) HEAD defines that
+	// the packages no longer build, among those the run pattern selects.
+	removed []string
+	// touched are the tests new or changed since HEAD, by import path.
+	touched map[string]map[string]bool
+}
+
+// goBaseOf compares the tests plan's packages define now with those HEAD
+// defines. Nil, and no error, outside a git repository or before its
+// first commit: there is no base.
+func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string) (*goBase, error) {
+	gitPath, err := x.tc.lookPath("git", x.cwd)
+	if err != nil {
+		return nil, nil
+	}
+	env := append(x.tc.baseEnv(x.tmp), "HOME="+userHome(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	git := func(prefix string, out io.Writer, args ...string) (*proc, error) {
+		argv := append([]string{gitPath, "--literal-pathspecs", "-c", "core.quotePath=false"}, args...)
+		return x.runProc(ctx, argv, env, gitTimeout, prefix, out)
+	}
+	var rev bytes.Buffer
+	p, err := git("base-rev", &rev, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return nil, err
+	}
+	if p.exitCode != 0 {
+		return nil, nil // not a repository, or no commit yet
+	}
+	base := &goBase{commit: strings.TrimSpace(rev.String()), touched: map[string]map[string]bool{}}
+
+	// the test files of each package's directory at HEAD: one ls-tree
+	// for all of them, then one show of their blobs, split by size
+	dirs := map[string]*goListPackage{} // relative directory -> package
+	args := []string{"ls-tree", "-z", "-l", "HEAD", "--"}
+	for _, pk := range plan.pkgs {
+		rel, err := filepath.Rel(x.cwd, pk.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("go_test_pass: %w", err)
+		}
+		dirs[filepath.ToSlash(rel)] = pk
+		args = append(args, filepath.ToSlash(rel)+"/")
+	}
+	var tree bytes.Buffer
+	if p, err = git("base-tree", &tree, args...); err != nil {
+		return nil, err
+	}
+	if p.exitCode != 0 {
+		return nil, fmt.Errorf("go_test_pass: git ls-tree HEAD failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tree.stderr"))
+	}
+	type blob struct {
+		pkg        *goListPackage
+		name, oid  string
+		size       int
+		data       []byte
+		sameAsDisk bool
+	}
+	var blobs []*blob
+	for _, rec := range bytes.Split(tree.Bytes(), []byte{0}) {
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		f := strings.Fields(string(meta))
+		if !ok || len(f) != 4 || f[1] != "blob" || !strings.HasSuffix(string(path), "_test.go") {
+			continue
+		}
+		pk := dirs[filepath.ToSlash(filepath.Dir(string(path)))]
+		size, err := strconv.Atoi(f[3])
+		if pk == nil || err != nil {
+			continue
+		}
+		blobs = append(blobs, &blob{pkg: pk, name: filepath.Base(string(path)), oid: f[2], size: size})
+	}
+	if len(blobs) > 0 {
+		args := []string{"show", "--no-textconv"}
+		for _, b := range blobs {
+			args = append(args, b.oid)
+		}
+		var all bytes.Buffer
+		if p, err = git("base-tests", &all, args...); err != nil {
+			return nil, err
+		}
+		if p.exitCode != 0 || p.dropped > 0 {
+			return nil, fmt.Errorf("go_test_pass: git show of HEAD's test files failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tests.stderr"))
+		}
+		rest := all.Bytes()
+		for _, b := range blobs {
+			if len(rest) < b.size {
+				return nil, fmt.Errorf("go_test_pass: git show gave %d bytes of HEAD's test files, fewer than ls-tree listed", all.Len())
+			}
+			b.data, rest = rest[:b.size], rest[b.size:]
+		}
+	}
+
+	for _, pk := range plan.pkgs {
+		built := map[string]bool{}
+		for _, f := range append(append([]string(nil), pk.TestGoFiles...), pk.XTestGoFiles...) {
+			built[f] = true
+		}
+		atHead := map[string][]byte{}
+		for _, b := range blobs {
+			if b.pkg != pk {
+				continue
+			}
+			now, err := os.ReadFile(filepath.Join(pk.Dir, b.name))
+			switch {
+			case err == nil && !built[b.name] && gitBlobID(now, b.oid) == b.oid:
+				continue // left out of the build at HEAD already
+			case err != nil && !matchesBuild(pk.Dir, b.name, b.data):
+				continue // gone, and never built here
+			}
+			atHead[b.name] = b.data
+		}
+		head, _, err := testFuncsIn(atHead)
+		if err != nil {
+			continue // HEAD's file does not parse: no base for this package
+		}
+		nowFiles := map[string][]byte{}
+		for f := range built {
+			if b, err := os.ReadFile(filepath.Join(pk.Dir, f)); err == nil {
+				nowFiles[f] = b
+			}
+		}
+		now, _, err := testFuncsIn(nowFiles)
+		if err != nil {
+			return nil, fmt.Errorf("go_test_pass: list tests of %s: %w", pk.ImportPath, err)
+		}
+		for name := range head {
+			if _, ok := now[name]; !ok && matchRun(first, name) {
+				base.removed = append(base.removed, pk.ImportPath+"."+name)
+			}
+		}
+		for name, src := range now {
+			if was, ok := head[name]; !ok || was != src {
+				if base.touched[pk.ImportPath] == nil {
+					base.touched[pk.ImportPath] = map[string]bool{}
+				}
+				base.touched[pk.ImportPath][name] = true
+			}
+		}
+	}
+	sort.Strings(base.removed)
+	return base, nil
+}
+
+// gitBlobID is the object id git gives a blob of b, in the hash of the
+// repository whose ids are as long as like (SHA-256 or SHA-1).
+func gitBlobID(b []byte, like string) string {
+	h := sha1.New()
+	if len(like) == 64 {
+		h = sha256.New()
+	}
+	fmt.Fprintf(h, "blob %d\x00", len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// matchesBuild reports whether the go command would build the file name
+// of dir, whose content is src, on this system (its name's GOOS and
+// GOARCH, its //go:build line).
+func matchesBuild(dir, name string, src []byte) bool {
+	ctxt := build.Default
+	ctxt.OpenFile = func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(src)), nil }
+	ok, err := ctxt.MatchFile(dir, name)
+	return err != nil || ok // unreadable constraints: count it
+}

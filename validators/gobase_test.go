@@ -1,0 +1,120 @@
+package validators
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGoTestPassAgainstHead: what an agent does to a failing test to
+// make `go test` pass — delete it, rename it, move it into a file the
+// build leaves out, make it skip, or write a new test that skips — fails
+// go_test_pass, which compares the suite with the one HEAD commits. What
+// HEAD already skipped or left out of the build still passes, and so
+// does a removal committed first.
+func TestGoTestPassAgainstHead(t *testing.T) {
+	for _, tool := range []string{"go", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH", tool)
+		}
+	}
+	const (
+		addTest = "package add\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n"
+		// TestSub fails: Sub is wrong
+		subTest = "package add\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n"
+		envTest = "package add\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestDB(t *testing.T) {\n\tif os.Getenv(\"DB_URL\") == \"\" {\n\t\tt.Skip(\"no database\")\n\t}\n}\n"
+		winTest = "package add\n\nimport \"testing\"\n\nfunc TestWindowsOnly(t *testing.T) {}\n"
+		ignored = "//go:build ignore\n\npackage add\n\nimport \"testing\"\n\nfunc TestIgnored(t *testing.T) { t.Fatal(\"never built\") }\n"
+	)
+	setup := func(t *testing.T) (*Runner, string, func(args ...string)) {
+		r, _, dir := newLooseRunner(t)
+		writeFiles(t, dir, map[string]string{
+			"go.mod":                  "module example.com/tiny\n\ngo 1.21\n",
+			"add/add.go":              "package add\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a + b }\n",
+			"add/add_test.go":         addTest,
+			"add/sub_test.go":         subTest,
+			"add/db_test.go":          envTest,
+			"add/win_windows_test.go": winTest,
+			"add/ignored_test.go":     ignored,
+		})
+		git := func(args ...string) {
+			t.Helper()
+			cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"}, args...)...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		git("init", "-q")
+		git("add", ".")
+		git("commit", "-q", "-m", "base")
+		return r, dir, git
+	}
+	write := func(t *testing.T, dir, name, body string) {
+		t.Helper()
+		writeFiles(t, dir, map[string]string{name: body})
+	}
+	remove := func(t *testing.T, dir, name string) {
+		t.Helper()
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fixed := "package add\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, dir string, git func(...string))
+		want   Outcome
+		reason string
+	}{
+		{"the bug fixed", func(t *testing.T, dir string, _ func(...string)) { write(t, dir, "add/add.go", fixed) }, Pass, ""},
+		{"the failing test deleted", func(t *testing.T, dir string, _ func(...string)) { remove(t, dir, "add/sub_test.go") }, Fail, "example.com/tiny/add.TestSub"},
+		{"the failing test renamed", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/sub_test.go", strings.Replace(subTest, "func TestSub(", "func testSub(", 1))
+		}, Fail, "HEAD defines are gone"},
+		{"the failing test left out of the build", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/sub_test.go", "//go:build ignore\n\n"+subTest)
+		}, Fail, "TestSub"},
+		{"the failing test made to skip", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/sub_test.go", strings.Replace(subTest, "{\n\tif", "{\n\tt.Skip(\"flaky\")\n\tif", 1))
+		}, Fail, "skipped: example.com/tiny/add.TestSub"},
+		{"a subtest made to skip", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/sub_test.go", strings.Replace(subTest, "{\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"bad\")\n\t}\n}",
+				"{\n\tt.Run(\"three\", func(t *testing.T) {\n\t\tt.Skip(\"later\")\n\t\tif Sub(3, 1) != 2 {\n\t\t\tt.Fatal(\"bad\")\n\t\t}\n\t})\n}", 1))
+		}, Fail, "TestSub/three"},
+		{"a new test that skips", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/add.go", fixed)
+			write(t, dir, "add/new_test.go", "package add\n\nimport \"testing\"\n\nfunc TestNew(t *testing.T) { t.Skip(\"todo\") }\n")
+		}, Fail, "TestNew"},
+		{"the windows-only test deleted", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/add.go", fixed)
+			remove(t, dir, "add/win_windows_test.go")
+		}, Pass, ""},
+		{"a new test", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/add.go", fixed)
+			write(t, dir, "add/new_test.go", "package add\n\nimport \"testing\"\n\nfunc TestNew(t *testing.T) {}\n")
+		}, Pass, ""},
+		{"the removal committed first", func(t *testing.T, dir string, git func(...string)) {
+			remove(t, dir, "add/sub_test.go")
+			git("commit", "-q", "-am", "drop TestSub")
+		}, Pass, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, dir, git := setup(t)
+			tc.change(t, dir, git)
+			res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir)
+			if res.Outcome != tc.want || !strings.Contains(res.Reason, tc.reason) {
+				t.Fatalf("got %s %q; want %s %q", res.Outcome, res.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+	// outside a repository there is no base: the run alone decides
+	r, _, dir := newLooseRunner(t)
+	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/tiny\n\ngo 1.21\n", "add/add.go": fixed, "add/new_test.go": "package add\n\nimport \"testing\"\n\nfunc TestNew(t *testing.T) {}\n\nfunc TestLater(t *testing.T) { t.Skip(\"todo\") }\n"})
+	if res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir); res.Outcome != Pass {
+		t.Fatalf("outside a repository: %s %q", res.Outcome, res.Reason)
+	}
+}
