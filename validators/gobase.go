@@ -55,17 +55,27 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 	}
 	base := &goBase{commit: strings.TrimSpace(rev.String()), touched: map[string]map[string]bool{}}
 
-	// the test files of each package's directory at HEAD: one ls-tree
-	// for all of them, then one show of their blobs, split by size
+	// the test files of each package's directory at HEAD (for a pattern
+	// ending in /..., of every directory under its root: a package
+	// deleted whole loses its tests too): one ls-tree for all of them,
+	// then one show of their blobs, split by size
 	dirs := map[string]*goListPackage{} // relative directory -> package
-	args := []string{"ls-tree", "-z", "-l", "HEAD", "--"}
 	for _, pk := range plan.pkgs {
 		rel, err := filepath.Rel(x.cwd, pk.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("go_test_pass: %w", err)
 		}
 		dirs[filepath.ToSlash(rel)] = pk
-		args = append(args, filepath.ToSlash(rel)+"/")
+	}
+	args := []string{"ls-tree", "-z", "-l", "HEAD", "--"}
+	root, recursive := treeRoot(x.args.str("package"))
+	if recursive {
+		args = append(args[:1], append([]string{"-r"}, args[1:]...)...)
+		args = append(args, root+"/")
+	} else {
+		for rel := range dirs {
+			args = append(args, rel+"/")
+		}
 	}
 	var tree bytes.Buffer
 	if p, err = git("base-tree", &tree, args...); err != nil {
@@ -75,25 +85,30 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 		return nil, fmt.Errorf("go_test_pass: git ls-tree HEAD failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tree.stderr"))
 	}
 	type blob struct {
-		pkg        *goListPackage
-		name, oid  string
-		size       int
-		data       []byte
-		sameAsDisk bool
+		dir, name, oid string
+		size           int
+		data           []byte
 	}
 	var blobs []*blob
+	modules := map[string]bool{} // directories with a go.mod at HEAD
 	for _, rec := range bytes.Split(tree.Bytes(), []byte{0}) {
 		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
 		f := strings.Fields(string(meta))
-		if !ok || len(f) != 4 || f[1] != "blob" || !strings.HasSuffix(string(path), "_test.go") {
+		if !ok || len(f) != 4 || f[1] != "blob" {
 			continue
 		}
-		pk := dirs[filepath.ToSlash(filepath.Dir(string(path)))]
+		dir, name := filepath.ToSlash(filepath.Dir(string(path))), filepath.Base(string(path))
+		if name == "go.mod" {
+			modules[dir] = true
+		}
 		size, err := strconv.Atoi(f[3])
-		if pk == nil || err != nil {
+		if !strings.HasSuffix(name, "_test.go") || err != nil {
 			continue
 		}
-		blobs = append(blobs, &blob{pkg: pk, name: filepath.Base(string(path)), oid: f[2], size: size})
+		if dirs[dir] == nil && (!recursive || !inPattern(root, dir)) {
+			continue
+		}
+		blobs = append(blobs, &blob{dir: dir, name: name, oid: f[2], size: size})
 	}
 	if len(blobs) > 0 {
 		args := []string{"show", "--no-textconv"}
@@ -116,6 +131,30 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 		}
 	}
 
+	// a directory of HEAD's that is no package now: its tests are all gone
+	// (unless ./... never reached it: another module, testdata, _ or .)
+	gone := map[string]map[string][]byte{}
+	for _, b := range blobs {
+		if dirs[b.dir] != nil || inOtherModule(root, b.dir, modules) || !matchesBuild(filepath.Join(x.cwd, b.dir), b.name, b.data) {
+			continue
+		}
+		if gone[b.dir] == nil {
+			gone[b.dir] = map[string][]byte{}
+		}
+		gone[b.dir][b.name] = b.data
+	}
+	for dir, files := range gone {
+		head, _, err := testFuncsIn(files)
+		if err != nil {
+			continue
+		}
+		for name := range head {
+			if matchRun(first, name) {
+				base.removed = append(base.removed, "./"+dir+"."+name)
+			}
+		}
+	}
+
 	for _, pk := range plan.pkgs {
 		built := map[string]bool{}
 		for _, f := range append(append([]string(nil), pk.TestGoFiles...), pk.XTestGoFiles...) {
@@ -123,7 +162,7 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 		}
 		atHead := map[string][]byte{}
 		for _, b := range blobs {
-			if b.pkg != pk {
+			if dirs[b.dir] != pk {
 				continue
 			}
 			now, err := os.ReadFile(filepath.Join(pk.Dir, b.name))
@@ -187,4 +226,49 @@ func matchesBuild(dir, name string, src []byte) bool {
 	ctxt.OpenFile = func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(src)), nil }
 	ok, err := ctxt.MatchFile(dir, name)
 	return err != nil || ok // unreadable constraints: count it
+}
+
+// treeRoot is the directory a package pattern names, relative to where
+// it runs, and whether it is a whole tree (dir/...): ("pkg", true) for
+// ./pkg/..., (".", true) for ./..., and recursive false for a single
+// package or an import path pattern.
+func treeRoot(pattern string) (string, bool) {
+	if !strings.HasPrefix(pattern, ".") {
+		return "", false
+	}
+	root, ok := strings.CutSuffix(pattern, "/...")
+	if !ok {
+		return "", false
+	}
+	return filepath.ToSlash(filepath.Clean(root)), true
+}
+
+// inPattern reports whether ./... from root reaches dir: dir lies under
+// root, and no directory on the way is testdata, vendor, or starts with
+// _ or . (which the go command skips).
+func inPattern(root, dir string) bool {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	if rel == "." {
+		return true
+	}
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if part == "testdata" || part == "vendor" || strings.HasPrefix(part, "_") || strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// inOtherModule reports whether dir lies in a module of its own below
+// root (a go.mod at HEAD between them), which ./... does not enter.
+func inOtherModule(root, dir string, modules map[string]bool) bool {
+	for d := dir; d != root && d != "." && d != "/" && d != ""; d = filepath.ToSlash(filepath.Dir(d)) {
+		if modules[d] {
+			return true
+		}
+	}
+	return false
 }

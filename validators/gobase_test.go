@@ -38,6 +38,12 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			"add/db_test.go":          envTest,
 			"add/win_windows_test.go": winTest,
 			"add/ignored_test.go":     ignored,
+			"mul/mul.go":              "package mul\n\nfunc Mul(a, b int) int { return a * b }\n",
+			"mul/mul_test.go":         "package mul\n\nimport \"testing\"\n\nfunc TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+			// not reached by ./...: a module of its own, and test data
+			"tools/go.mod":           "module example.com/tools\n\ngo 1.21\n",
+			"tools/tool_test.go":     "package tools\n\nimport \"testing\"\n\nfunc TestTool(t *testing.T) {}\n",
+			"mul/testdata/x_test.go": "package x\n\nimport \"testing\"\n\nfunc TestData(t *testing.T) {}\n",
 		})
 		git := func(args ...string) {
 			t.Helper()
@@ -97,6 +103,19 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			write(t, dir, "add/add.go", fixed)
 			write(t, dir, "add/new_test.go", "package add\n\nimport \"testing\"\n\nfunc TestNew(t *testing.T) {}\n")
 		}, Pass, ""},
+		{"the failing test's package deleted whole", func(t *testing.T, dir string, _ func(...string)) {
+			if err := os.RemoveAll(filepath.Join(dir, "add")); err != nil {
+				t.Fatal(err)
+			}
+		}, Fail, "./add.TestSub"},
+		{"another module and test data deleted", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/add.go", fixed)
+			for _, d := range []string{"tools", "mul/testdata"} {
+				if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, Pass, ""},
 		{"the removal committed first", func(t *testing.T, dir string, git func(...string)) {
 			remove(t, dir, "add/sub_test.go")
 			git("commit", "-q", "-am", "drop TestSub")
@@ -108,6 +127,9 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir)
 			if res.Outcome != tc.want || !strings.Contains(res.Reason, tc.reason) {
 				t.Fatalf("got %s %q; want %s %q", res.Outcome, res.Reason, tc.want, tc.reason)
+			}
+			if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["example.com/tiny/add.TestNew"]`) {
+				t.Errorf("the pass does not name the test it rests on that the change wrote: %s", res.Entry.Body)
 			}
 		})
 	}

@@ -192,6 +192,21 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	}
 	if b := plan.base; b != nil {
 		out.detail["base"] = b.commit
+		// what a reviewer reads first: the tests this change wrote or
+		// rewrote, which a pass is only as good as
+		var touched []string
+		for pkg, names := range b.touched {
+			for n := range names {
+				touched = append(touched, pkg+"."+n)
+			}
+		}
+		if len(touched) > 0 {
+			sort.Strings(touched)
+			if len(touched) > 20 {
+				touched = append(touched[:20], fmt.Sprintf("(+%d more)", len(touched)-20))
+			}
+			out.detail["tests_changed_since_base"] = touched
+		}
 		if len(b.removed) > 0 {
 			out.detail["removed_since_base"] = b.removed
 			out.reason = fmt.Sprintf("%d test(s) HEAD defines are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(b.removed), clipNames(b.removed))
