@@ -51,7 +51,7 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 		return nil, err
 	}
 	if p.exitCode != 0 {
-		return nil, nil // not a repository, or no commit yet
+		return nil, x.noBase(git, p.exitCode)
 	}
 	base := &goBase{commit: strings.TrimSpace(rev.String()), touched: map[string]map[string]bool{}}
 
@@ -204,6 +204,51 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 	}
 	sort.Strings(base.removed)
 	return base, nil
+}
+
+// noBase decides a HEAD that names no commit (rev-parse exited with
+// code): outside a repository, and in a new one with no commit at all,
+// there is no base and nil is returned. A repository that has commits
+// but whose HEAD names none (pointed at a branch that does not exist,
+// or made unreadable) is refused: that is how a session would hide the
+// suite the check compares with.
+func (x *execution) noBase(git func(string, io.Writer, ...string) (*proc, error), code int) error {
+	if !x.inRepository() {
+		return nil
+	}
+	if code == 1 {
+		var refs bytes.Buffer
+		p, err := git("base-refs", &refs, "for-each-ref", "--count=1", "--format=%(refname)")
+		if err != nil {
+			return err
+		}
+		if p.exitCode == 0 && strings.TrimSpace(refs.String()) == "" {
+			return nil // a new repository
+		}
+	}
+	why := x.firstLine("base-rev.stderr")
+	if why == "" {
+		why = "git rev-parse --verify HEAD found none"
+	}
+	return refusef("the repository's HEAD names no commit (%s): go_test_pass compares the suite with the one HEAD commits; check out a branch", why)
+}
+
+// inRepository reports whether a git repository lies in the working
+// directory or a directory above it inside the project: a .git file (a
+// worktree's or a submodule's link) or a .git directory with objects (an
+// empty .git is no repository, whatever HEAD says).
+func (x *execution) inRepository() bool {
+	for d := x.cwd; ; d = filepath.Dir(d) {
+		if st, err := os.Lstat(filepath.Join(d, ".git")); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+		if st, err := os.Stat(filepath.Join(d, ".git", "objects")); err == nil && st.IsDir() {
+			return true
+		}
+		if d == x.root || d == filepath.Dir(d) || !within(x.root, d) {
+			return false
+		}
+	}
 }
 
 // gitBlobID is the object id git gives a blob of b, in the hash of the

@@ -116,6 +116,14 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 				}
 			}
 		}, Pass, ""},
+		{"HEAD pointed at a branch that does not exist", func(t *testing.T, dir string, git func(...string)) {
+			remove(t, dir, "add/sub_test.go")
+			git("symbolic-ref", "HEAD", "refs/heads/nowhere")
+		}, Refused, "HEAD names no commit"},
+		{"HEAD made unreadable", func(t *testing.T, dir string, _ func(...string)) {
+			remove(t, dir, "add/sub_test.go")
+			write(t, dir, ".git/HEAD", "garbage\n")
+		}, Refused, "HEAD names no commit"},
 		{"the removal committed first", func(t *testing.T, dir string, git func(...string)) {
 			remove(t, dir, "add/sub_test.go")
 			git("commit", "-q", "-am", "drop TestSub")
@@ -133,10 +141,20 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			}
 		})
 	}
-	// outside a repository there is no base: the run alone decides
-	r, _, dir := newLooseRunner(t)
-	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/tiny\n\ngo 1.21\n", "add/add.go": fixed, "add/new_test.go": "package add\n\nimport \"testing\"\n\nfunc TestNew(t *testing.T) {}\n\nfunc TestLater(t *testing.T) { t.Skip(\"todo\") }\n"})
-	if res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir); res.Outcome != Pass {
-		t.Fatalf("outside a repository: %s %q", res.Outcome, res.Reason)
+	// outside a repository, or in one with no commit yet, there is no
+	// base: the run alone decides
+	for _, repo := range []bool{false, true} {
+		r, _, dir := newLooseRunner(t)
+		writeFiles(t, dir, map[string]string{"go.mod": "module example.com/tiny\n\ngo 1.21\n", "add/add.go": fixed, "add/new_test.go": "package add\n\nimport \"testing\"\n\nfunc TestNew(t *testing.T) {}\n\nfunc TestLater(t *testing.T) { t.Skip(\"todo\") }\n"})
+		if repo {
+			cmd := exec.Command("git", "init", "-q")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v %s", err, out)
+			}
+		}
+		if res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir); res.Outcome != Pass {
+			t.Fatalf("repository %v, no commit: %s %q", repo, res.Outcome, res.Reason)
+		}
 	}
 }
