@@ -33,8 +33,8 @@ type goBase struct {
 }
 
 // goBaseOf compares the tests plan's packages define now with those HEAD
-// defines. Nil, and no error, outside a git repository or before its
-// first commit: there is no base.
+// defines. Nil, and no error, without git, outside a repository or
+// before its first commit: there is no base (noBase).
 func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string) (*goBase, error) {
 	gitPath, err := x.tc.lookPath("git", x.cwd)
 	if err != nil {
@@ -55,10 +55,6 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 	}
 	base := &goBase{commit: strings.TrimSpace(rev.String()), touched: map[string]map[string]bool{}}
 
-	// the test files of each package's directory at HEAD (for a pattern
-	// ending in /..., of every directory under its root: a package
-	// deleted whole loses its tests too): one ls-tree for all of them,
-	// then one show of their blobs, split by size
 	dirs := map[string]*goListPackage{} // relative directory -> package
 	for _, pk := range plan.pkgs {
 		rel, err := filepath.Rel(x.cwd, pk.Dir)
@@ -67,68 +63,10 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 		}
 		dirs[filepath.ToSlash(rel)] = pk
 	}
-	args := []string{"ls-tree", "-z", "-l", "HEAD", "--"}
 	root, recursive := treeRoot(x.args.str("package"))
-	if recursive {
-		args = append(args[:1], append([]string{"-r"}, args[1:]...)...)
-		args = append(args, root+"/")
-	} else {
-		for rel := range dirs {
-			args = append(args, rel+"/")
-		}
-	}
-	var tree bytes.Buffer
-	if p, err = git("base-tree", &tree, args...); err != nil {
+	blobs, modules, err := x.headTestFiles(git, dirs, root, recursive)
+	if err != nil {
 		return nil, err
-	}
-	if p.exitCode != 0 {
-		return nil, fmt.Errorf("go_test_pass: git ls-tree HEAD failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tree.stderr"))
-	}
-	type blob struct {
-		dir, name, oid string
-		size           int
-		data           []byte
-	}
-	var blobs []*blob
-	modules := map[string]bool{} // directories with a go.mod at HEAD
-	for _, rec := range bytes.Split(tree.Bytes(), []byte{0}) {
-		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
-		f := strings.Fields(string(meta))
-		if !ok || len(f) != 4 || f[1] != "blob" {
-			continue
-		}
-		dir, name := filepath.ToSlash(filepath.Dir(string(path))), filepath.Base(string(path))
-		if name == "go.mod" {
-			modules[dir] = true
-		}
-		size, err := strconv.Atoi(f[3])
-		if !strings.HasSuffix(name, "_test.go") || err != nil {
-			continue
-		}
-		if dirs[dir] == nil && (!recursive || !inPattern(root, dir)) {
-			continue
-		}
-		blobs = append(blobs, &blob{dir: dir, name: name, oid: f[2], size: size})
-	}
-	if len(blobs) > 0 {
-		args := []string{"show", "--no-textconv"}
-		for _, b := range blobs {
-			args = append(args, b.oid)
-		}
-		var all bytes.Buffer
-		if p, err = git("base-tests", &all, args...); err != nil {
-			return nil, err
-		}
-		if p.exitCode != 0 || p.dropped > 0 {
-			return nil, fmt.Errorf("go_test_pass: git show of HEAD's test files failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tests.stderr"))
-		}
-		rest := all.Bytes()
-		for _, b := range blobs {
-			if len(rest) < b.size {
-				return nil, fmt.Errorf("go_test_pass: git show gave %d bytes of HEAD's test files, fewer than ls-tree listed", all.Len())
-			}
-			b.data, rest = rest[:b.size], rest[b.size:]
-		}
 	}
 
 	// a directory of HEAD's that is no package now: its tests are all gone
@@ -204,6 +142,80 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 	}
 	sort.Strings(base.removed)
 	return base, nil
+}
+
+// headBlob is one test file at HEAD.
+type headBlob struct {
+	dir, name, oid string // dir relative to the working directory
+	size           int
+	data           []byte
+}
+
+// headTestFiles reads the _test.go files HEAD has in dirs (with
+// recursive, in every directory under root that ./... reaches: a package
+// deleted whole loses its tests too) with one ls-tree and one show of
+// their blobs, split by the sizes ls-tree gives; modules are the
+// directories with a go.mod at HEAD.
+func (x *execution) headTestFiles(git func(string, io.Writer, ...string) (*proc, error), dirs map[string]*goListPackage, root string, recursive bool) ([]*headBlob, map[string]bool, error) {
+	args := []string{"ls-tree", "-z", "-l", "HEAD", "--"}
+	if recursive {
+		args = []string{"ls-tree", "-r", "-z", "-l", "HEAD", "--", root + "/"}
+	} else {
+		for rel := range dirs {
+			args = append(args, rel+"/")
+		}
+	}
+	var tree bytes.Buffer
+	p, err := git("base-tree", &tree, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.exitCode != 0 {
+		return nil, nil, fmt.Errorf("go_test_pass: git ls-tree HEAD failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tree.stderr"))
+	}
+	var blobs []*headBlob
+	modules := map[string]bool{}
+	for _, rec := range bytes.Split(tree.Bytes(), []byte{0}) {
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		f := strings.Fields(string(meta))
+		if !ok || len(f) != 4 || f[1] != "blob" {
+			continue
+		}
+		dir, name := filepath.ToSlash(filepath.Dir(string(path))), filepath.Base(string(path))
+		if name == "go.mod" {
+			modules[dir] = true
+		}
+		size, err := strconv.Atoi(f[3])
+		if !strings.HasSuffix(name, "_test.go") || err != nil {
+			continue
+		}
+		if dirs[dir] == nil && (!recursive || !inPattern(root, dir)) {
+			continue
+		}
+		blobs = append(blobs, &headBlob{dir: dir, name: name, oid: f[2], size: size})
+	}
+	if len(blobs) == 0 {
+		return nil, modules, nil
+	}
+	args = []string{"show", "--no-textconv"}
+	for _, b := range blobs {
+		args = append(args, b.oid)
+	}
+	var all bytes.Buffer
+	if p, err = git("base-tests", &all, args...); err != nil {
+		return nil, nil, err
+	}
+	if p.exitCode != 0 || p.dropped > 0 {
+		return nil, nil, fmt.Errorf("go_test_pass: git show of HEAD's test files failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tests.stderr"))
+	}
+	rest := all.Bytes()
+	for _, b := range blobs {
+		if len(rest) < b.size {
+			return nil, nil, fmt.Errorf("go_test_pass: git show gave %d bytes of HEAD's test files, fewer than ls-tree listed", all.Len())
+		}
+		b.data, rest = rest[:b.size], rest[b.size:]
+	}
+	return blobs, modules, nil
 }
 
 // noBase decides a HEAD that names no commit (rev-parse exited with
