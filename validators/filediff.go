@@ -61,16 +61,32 @@ func (fileDiffClass) check(a Args, d *Definition) error {
 
 const gitTimeout = time.Minute
 
-func (fileDiffClass) run(ctx context.Context, x *execution) (*outcome, error) {
+// gitFunc runs git with args in the working directory, its output
+// captured as the artifacts prefix.stdout and prefix.stderr and also
+// written to onStdout (may be nil).
+type gitFunc func(prefix string, onStdout io.Writer, args ...string) (*proc, error)
+
+// gitRunner finds git on the toolchain's PATH (recorded as a tool the
+// run used) and returns a gitFunc that runs it in the harness's
+// environment: no git variables of the caller, literal pathspecs,
+// unquoted paths, no optional locks, no prompt.
+func (x *execution) gitRunner(ctx context.Context) (gitFunc, error) {
 	gitPath, err := x.tc.lookPath("git", x.cwd)
 	if err != nil {
-		return nil, fmt.Errorf("file_diff_present: %w", err)
+		return nil, err
 	}
 	x.useTool("git", &Tool{Path: gitPath, Source: "system"})
 	env := append(x.tc.baseEnv(x.tmp), "HOME="+userHome(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
-	git := func(prefix string, onStdout io.Writer, args ...string) (*proc, error) {
+	return func(prefix string, onStdout io.Writer, args ...string) (*proc, error) {
 		argv := append([]string{gitPath, "--literal-pathspecs", "-c", "core.quotePath=false"}, args...)
 		return x.runProc(ctx, argv, env, gitTimeout, prefix, onStdout)
+	}, nil
+}
+
+func (fileDiffClass) run(ctx context.Context, x *execution) (*outcome, error) {
+	git, err := x.gitRunner(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("file_diff_present: %w", err)
 	}
 	path, base := x.args.str("path"), x.args.str("base")
 	out := &outcome{runs: 1}

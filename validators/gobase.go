@@ -36,14 +36,9 @@ type goBase struct {
 // defines. Nil, and no error, without git, outside a repository or
 // before its first commit: there is no base (noBase).
 func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string) (*goBase, error) {
-	gitPath, err := x.tc.lookPath("git", x.cwd)
+	git, err := x.gitRunner(ctx)
 	if err != nil {
 		return nil, nil
-	}
-	env := append(x.tc.baseEnv(x.tmp), "HOME="+userHome(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
-	git := func(prefix string, out io.Writer, args ...string) (*proc, error) {
-		argv := append([]string{gitPath, "--literal-pathspecs", "-c", "core.quotePath=false"}, args...)
-		return x.runProc(ctx, argv, env, gitTimeout, prefix, out)
 	}
 	var rev bytes.Buffer
 	p, err := git("base-rev", &rev, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
@@ -156,7 +151,7 @@ type headBlob struct {
 // deleted whole loses its tests too) with one ls-tree and one show of
 // their blobs, split by the sizes ls-tree gives; modules are the
 // directories with a go.mod at HEAD.
-func (x *execution) headTestFiles(git func(string, io.Writer, ...string) (*proc, error), dirs map[string]*goListPackage, root string, recursive bool) ([]*headBlob, map[string]bool, error) {
+func (x *execution) headTestFiles(git gitFunc, dirs map[string]*goListPackage, root string, recursive bool) ([]*headBlob, map[string]bool, error) {
 	args := []string{"ls-tree", "-z", "-l", "HEAD", "--"}
 	if recursive {
 		args = []string{"ls-tree", "-r", "-z", "-l", "HEAD", "--", root + "/"}
@@ -224,7 +219,7 @@ func (x *execution) headTestFiles(git func(string, io.Writer, ...string) (*proc,
 // but whose HEAD names none (pointed at a branch that does not exist,
 // or made unreadable) is refused: that is how a session would hide the
 // suite the check compares with.
-func (x *execution) noBase(git func(string, io.Writer, ...string) (*proc, error), code int) error {
+func (x *execution) noBase(git gitFunc, code int) error {
 	if !x.inRepository() {
 		return nil
 	}
