@@ -139,78 +139,100 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 	return base, nil
 }
 
-// headBlob is one test file at HEAD.
+// headBlob is one file at HEAD.
 type headBlob struct {
 	dir, name, oid string // dir relative to the working directory
 	size           int
-	data           []byte
+	data           []byte // after readBlobs
 }
 
-// headTestFiles reads the _test.go files HEAD has in dirs (with
-// recursive, in every directory under root that ./... reaches: a package
-// deleted whole loses its tests too) with one ls-tree and one show of
-// their blobs, split by the sizes ls-tree gives; modules are the
-// directories with a go.mod at HEAD.
-func (x *execution) headTestFiles(git gitFunc, dirs map[string]*goListPackage, root string, recursive bool) ([]*headBlob, map[string]bool, error) {
-	args := []string{"ls-tree", "-z", "-l", "HEAD", "--"}
+// lsTreeHEAD lists the files HEAD has under pathspecs (relative to the
+// working directory; with recursive, in every directory below them).
+func (x *execution) lsTreeHEAD(git gitFunc, recursive bool, pathspecs ...string) ([]*headBlob, error) {
+	args := []string{"ls-tree", "-z", "-l"}
 	if recursive {
-		args = []string{"ls-tree", "-r", "-z", "-l", "HEAD", "--", root + "/"}
-	} else {
-		for rel := range dirs {
-			args = append(args, rel+"/")
-		}
+		args = append(args, "-r")
 	}
 	var tree bytes.Buffer
-	p, err := git("base-tree", &tree, args...)
+	p, err := git("base-tree", &tree, append(append(args, "HEAD", "--"), pathspecs...)...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if p.exitCode != 0 {
-		return nil, nil, fmt.Errorf("go_test_pass: git ls-tree HEAD failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tree.stderr"))
+		return nil, fmt.Errorf("%s: git ls-tree HEAD failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-tree.stderr"))
 	}
 	var blobs []*headBlob
-	modules := map[string]bool{}
 	for _, rec := range bytes.Split(tree.Bytes(), []byte{0}) {
 		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
 		f := strings.Fields(string(meta))
 		if !ok || len(f) != 4 || f[1] != "blob" {
 			continue
 		}
-		dir, name := filepath.ToSlash(filepath.Dir(string(path))), filepath.Base(string(path))
-		if name == "go.mod" {
-			modules[dir] = true
-		}
 		size, err := strconv.Atoi(f[3])
-		if !strings.HasSuffix(name, "_test.go") || err != nil {
+		if err != nil {
 			continue
 		}
-		if dirs[dir] == nil && (!recursive || !inPattern(root, dir)) {
-			continue
-		}
-		blobs = append(blobs, &headBlob{dir: dir, name: name, oid: f[2], size: size})
+		blobs = append(blobs, &headBlob{dir: filepath.ToSlash(filepath.Dir(string(path))), name: filepath.Base(string(path)), oid: f[2], size: size})
 	}
+	return blobs, nil
+}
+
+// readBlobs fills in the blobs' contents with one git show, split by the
+// sizes ls-tree gave.
+func (x *execution) readBlobs(git gitFunc, blobs []*headBlob) error {
 	if len(blobs) == 0 {
-		return nil, modules, nil
+		return nil
 	}
-	args = []string{"show", "--no-textconv"}
+	args := []string{"show", "--no-textconv"}
 	for _, b := range blobs {
 		args = append(args, b.oid)
 	}
 	var all bytes.Buffer
-	if p, err = git("base-tests", &all, args...); err != nil {
-		return nil, nil, err
+	p, err := git("base-files", &all, args...)
+	if err != nil {
+		return err
 	}
 	if p.exitCode != 0 || p.dropped > 0 {
-		return nil, nil, fmt.Errorf("go_test_pass: git show of HEAD's test files failed (%s): %s", p.describe(gitTimeout), x.firstLine("base-tests.stderr"))
+		return fmt.Errorf("%s: git show of HEAD's test files failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-files.stderr"))
 	}
 	rest := all.Bytes()
 	for _, b := range blobs {
 		if len(rest) < b.size {
-			return nil, nil, fmt.Errorf("go_test_pass: git show gave %d bytes of HEAD's test files, fewer than ls-tree listed", all.Len())
+			return fmt.Errorf("%s: git show gave %d bytes of HEAD's test files, fewer than ls-tree listed", x.def.Name, all.Len())
 		}
 		b.data, rest = rest[:b.size], rest[b.size:]
 	}
-	return blobs, modules, nil
+	return nil
+}
+
+// headTestFiles reads the _test.go files HEAD has in dirs (with
+// recursive, in every directory under root that ./... reaches: a package
+// deleted whole loses its tests too); modules are the directories with a
+// go.mod at HEAD.
+func (x *execution) headTestFiles(git gitFunc, dirs map[string]*goListPackage, root string, recursive bool) ([]*headBlob, map[string]bool, error) {
+	var specs []string
+	if recursive {
+		specs = []string{root + "/"}
+	} else {
+		for rel := range dirs {
+			specs = append(specs, rel+"/")
+		}
+	}
+	all, err := x.lsTreeHEAD(git, recursive, specs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tests []*headBlob
+	modules := map[string]bool{}
+	for _, b := range all {
+		if b.name == "go.mod" {
+			modules[b.dir] = true
+		}
+		if strings.HasSuffix(b.name, "_test.go") && (dirs[b.dir] != nil || recursive && inPattern(root, b.dir)) {
+			tests = append(tests, b)
+		}
+	}
+	return tests, modules, x.readBlobs(git, tests)
 }
 
 // noBase decides a HEAD that names no commit (rev-parse exited with
@@ -237,7 +259,7 @@ func (x *execution) noBase(git gitFunc, code int) error {
 	if why == "" {
 		why = "git rev-parse --verify HEAD found none"
 	}
-	return refusef("the repository's HEAD names no commit (%s): go_test_pass compares the suite with the one HEAD commits; check out a branch", why)
+	return refusef("the repository's HEAD names no commit (%s): %s compares the suite with the one HEAD commits; check out a branch", why, x.def.Name)
 }
 
 // inRepository reports whether a git repository lies in the working
