@@ -194,18 +194,14 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		out.detail["base"] = b.commit
 		// what a reviewer reads first: the tests this change wrote or
 		// rewrote, which a pass is only as good as
-		var touched []string
+		touched := map[string]bool{}
 		for pkg, names := range b.touched {
 			for n := range names {
-				touched = append(touched, pkg+"."+n)
+				touched[pkg+"."+n] = true
 			}
 		}
 		if len(touched) > 0 {
-			sort.Strings(touched)
-			if len(touched) > 20 {
-				touched = append(touched[:20], fmt.Sprintf("(+%d more)", len(touched)-20))
-			}
-			out.detail["tests_changed_since_base"] = touched
+			out.detail["tests_changed_since_base"] = clipList(sortedKeys(touched), 20)
 		}
 		if len(b.removed) > 0 {
 			out.detail["removed_since_base"] = b.removed
@@ -497,6 +493,24 @@ func (s *goTestSummary) skippedTouched(b *goBase) string {
 	}
 	sort.Strings(names)
 	return fmt.Sprintf("%d test(s) written or changed since HEAD skipped: %s. A skipped test proves nothing: make it run", len(names), clipNames(names))
+}
+
+// sortedKeys is m's keys, sorted.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// clipList keeps the first n of l, and says how many more there were.
+func clipList(l []string, n int) []string {
+	if len(l) > n {
+		return append(l[:n:n], fmt.Sprintf("(+%d more)", len(l)-n))
+	}
+	return l
 }
 
 // clipNames joins names, at most ten of them.

@@ -24,8 +24,11 @@ import (
 // failures or errors; "no tests ran" is FAIL. With the rule's scope
 // "project" the target must be "." and pytest runs from the project's
 // Python root with no target (its configured testpaths, else
-// everything), and a deselected test fails the run. Refused: an empty
-// target, a target starting with "-", required_runs < 1.
+// everything), and a deselected test fails the run. In a git repository
+// the suite is held to HEAD's too (pyBase): a test HEAD defines that is
+// gone, or a test new or changed since HEAD that is skipped or marked
+// xfail, fails the run. Refused: an empty target, a target starting with
+// "-", required_runs < 1.
 type pytestClass struct{}
 
 type pytestConfig struct {
@@ -101,21 +104,41 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	}
 	x.useTool("python3", tool)
 	py := tool.Path
-	argv := []string{py, "-E", "-s", "-m", "pytest", "-p", "no:cacheprovider", "--color=no"}
+	// -v: a line per test, for the skips of tests the change touched
+	argv := []string{py, "-E", "-s", "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v"}
 	whole := x.rule.Scope == "project"
+	target := "."
 	if !whole {
-		argv = append(argv, x.args.str("target"))
+		target = x.args.str("target")
+		argv = append(argv, target)
+	}
+	out := &outcome{testsRun: -1, detail: map[string]any{}}
+	base, err := x.pyBaseOf(ctx, py, target)
+	if err != nil {
+		return nil, err
+	}
+	if base != nil {
+		out.detail["base"] = base.commit
+		if len(base.touched) > 0 {
+			out.detail["tests_changed_since_base"] = clipList(sortedKeys(base.touched), 20)
+		}
+		if len(base.removed) > 0 {
+			out.detail["removed_since_base"] = base.removed
+			out.reason = fmt.Sprintf("%d test(s) HEAD defines are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(base.removed), clipNames(base.removed))
+			return out, nil
+		}
 	}
 	env := append(x.tc.baseEnv(x.tmp), "HOME="+filepath.Join(x.tmp, "home"))
 	runs := int(x.args.integer("required_runs"))
 	timeout := x.args.dur("timeout")
-	out := &outcome{testsRun: -1}
 	for i := 1; i <= runs; i++ {
 		var last pytestSummary
+		skips := &pytestSkipsTouched{base: base}
 		lw := &lineWriter{fn: func(b []byte) {
 			if s, ok := parsePytestSummary(string(b)); ok {
 				last = s
 			}
+			skips.line(b)
 		}}
 		p, err := x.runProc(ctx, argv, env, timeout, fmt.Sprintf("run%d", i), lw)
 		if err != nil {
@@ -133,6 +156,9 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		reason := last.verdict(p, timeout.String())
 		if reason == "" && whole && last.Deselected > 0 {
 			reason = fmt.Sprintf("%d test(s) deselected: the whole suite must run", last.Deselected)
+		}
+		if reason == "" {
+			reason = skips.verdict()
 		}
 		if reason != "" {
 			out.reason = fmt.Sprintf("run %d of %d: %s", i, runs, reason)

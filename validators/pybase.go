@@ -1,0 +1,235 @@
+package validators
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// pyBase is pytest_pass's goBase: the test functions of the suite as the
+// commit HEAD names it, read by Python's own parser (pyTestsScript, run
+// with the harness's python), never by importing the code. A test HEAD
+// defines that is gone fails the run (deleted, renamed, or moved into a
+// file pytest does not collect), and so does a test new or changed since
+// HEAD that is skipped or marked xfail; a skip or xfail mark counts as a
+// change, on the test, its class or its module (pytestmark).
+type pyBase struct {
+	commit  string
+	removed []string        // path::[Class::]test at HEAD, gone now
+	touched map[string]bool // path::[Class::]test new or changed since HEAD
+}
+
+// pyTestsScript prints, as JSON, the test functions of the files a spec
+// names at HEAD and now ({"head": {id: digest}, "now": {...}, "errors":
+// [...]}): module-level test* functions and the test* methods of Test*
+// classes and of TestCase subclasses, by pytest's default rules; a
+// digest covers the function (without line numbers) and the marks of its
+// class and module.
+const pyTestsScript = `
+import ast, hashlib, json, sys
+
+def marks(body):
+    out = []
+    for n in body:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        if any(getattr(t, "id", "") == "pytestmark" for t in targets):
+            out.append(ast.dump(n))
+    return out
+
+def base_name(e):
+    return e.attr if isinstance(e, ast.Attribute) else getattr(e, "id", "")
+
+def digest(ctx, node):
+    h = hashlib.sha256()
+    for c in ctx:
+        h.update(c.encode() + b"\0")
+    h.update(ast.dump(node).encode())
+    return h.hexdigest()
+
+def tests(path, src):
+    tree = ast.parse(src, path)
+    funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    out, mod = {}, marks(tree.body)
+    for n in tree.body:
+        if isinstance(n, funcs) and n.name.startswith("test"):
+            out[path + "::" + n.name] = digest(mod, n)
+        elif isinstance(n, ast.ClassDef) and (n.name.startswith("Test") or any(base_name(b).endswith("TestCase") for b in n.bases)):
+            ctx = mod + [ast.dump(d) for d in n.decorator_list] + marks(n.body)
+            for m in n.body:
+                if isinstance(m, funcs) and m.name.startswith("test"):
+                    out[path + "::" + n.name + "::" + m.name] = digest(ctx, m)
+    return out
+
+with open(sys.argv[1]) as f:
+    spec = json.load(f)
+res = {"head": {}, "now": {}, "errors": []}
+for side in ("head", "now"):
+    for rel, path in spec[side]:
+        try:
+            with open(path, "rb") as f:
+                res[side].update(tests(rel, f.read()))
+        except Exception as e:  # unreadable, or no Python: its tests are not there
+            res["errors"].append(side + " " + rel + ": " + str(e))
+json.dump(res, sys.stdout)
+`
+
+// pyBaseOf reads the suite under target (relative to the working
+// directory) at HEAD and now, with the python at py. Nil, and no error,
+// without a base (goBaseOf's rules).
+func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, error) {
+	git, err := x.gitRunner(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	var rev bytes.Buffer
+	p, err := git("base-rev", &rev, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return nil, err
+	}
+	if p.exitCode != 0 {
+		return nil, x.noBase(git, p.exitCode)
+	}
+	base := &pyBase{commit: strings.TrimSpace(rev.String()), touched: map[string]bool{}}
+	target = filepath.ToSlash(filepath.Clean(target))
+	spec := target
+	file := strings.HasSuffix(target, ".py")
+	if !file {
+		spec += "/"
+	}
+	listed, err := x.lsTreeHEAD(git, true, spec)
+	if err != nil {
+		return nil, err
+	}
+	var atHead []*headBlob
+	for _, b := range listed {
+		if file || isPyTestFile(b.dir, b.name) {
+			atHead = append(atHead, b)
+		}
+	}
+	if err := x.readBlobs(git, atHead); err != nil {
+		return nil, err
+	}
+	// the files now: tracked, and new ones git does not ignore
+	var now bytes.Buffer
+	if p, err = git("base-now", &now, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", spec); err != nil {
+		return nil, err
+	}
+	if p.exitCode != 0 {
+		return nil, fmt.Errorf("%s: git ls-files failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-now.stderr"))
+	}
+	in := struct {
+		Head [][2]string `json:"head"`
+		Now  [][2]string `json:"now"`
+	}{Head: [][2]string{}, Now: [][2]string{}}
+	dir := filepath.Join(x.tmp, "pybase")
+	if err := os.MkdirAll(dir, 0o755); err != nil { // the caller's python reads it
+		return nil, err
+	}
+	for i, b := range atHead {
+		p := filepath.Join(dir, strconv.Itoa(i)+".py")
+		if err := os.WriteFile(p, b.data, 0o644); err != nil {
+			return nil, err
+		}
+		in.Head = append(in.Head, [2]string{pathJoin(b.dir, b.name), p})
+	}
+	for _, rel := range strings.Split(now.String(), "\x00") {
+		if rel == "" || !(file || isPyTestFile(filepath.ToSlash(filepath.Dir(rel)), filepath.Base(rel))) {
+			continue
+		}
+		in.Now = append(in.Now, [2]string{filepath.ToSlash(rel), filepath.Join(x.cwd, rel)})
+	}
+	specFile := filepath.Join(dir, "spec.json")
+	b, _ := json.Marshal(in)
+	if err := os.WriteFile(specFile, b, 0o644); err != nil {
+		return nil, err
+	}
+	var outb bytes.Buffer
+	p, err = x.runProc(ctx, []string{py, "-E", "-s", "-c", pyTestsScript, specFile}, x.tc.baseEnv(x.tmp), gitTimeout, "base-tests", &outb)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Head, Now map[string]string
+		Errors    []string
+	}
+	if p.exitCode != 0 || json.Unmarshal(outb.Bytes(), &res) != nil {
+		return nil, fmt.Errorf("%s: reading the tests at HEAD failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-tests.stderr"))
+	}
+	for id := range res.Head {
+		if _, ok := res.Now[id]; !ok {
+			base.removed = append(base.removed, id)
+		}
+	}
+	for id, d := range res.Now {
+		if was, ok := res.Head[id]; !ok || was != d {
+			base.touched[id] = true
+		}
+	}
+	sort.Strings(base.removed)
+	return base, nil
+}
+
+// pathJoin joins a directory ls-tree gave and a name, as pytest names
+// the file (no "./").
+func pathJoin(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// isPyTestFile is pytest's default collection: test_*.py or *_test.py,
+// in a directory none of whose parts its norecursedirs default skips.
+func isPyTestFile(dir, name string) bool {
+	if !strings.HasSuffix(name, ".py") || !(strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py")) {
+		return false
+	}
+	if dir == "." {
+		return true
+	}
+	for _, part := range strings.Split(dir, "/") {
+		switch {
+		case strings.HasPrefix(part, "."), strings.HasSuffix(part, ".egg"),
+			part == "build", part == "dist", part == "venv", part == "node_modules", part == "CVS", part == "_darcs", part == "{arch}":
+			return false
+		}
+	}
+	return true
+}
+
+// pytestResultRE is one result line of `pytest -v`: the node id (its
+// parameters apart) and the outcome.
+var pytestResultRE = regexp.MustCompile(`^(\S+?::[^\s\[]+)(?:\[\S*\])?\s+(PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)\b`)
+
+// pytestSkipsTouched collects, from `pytest -v` lines, the tests new or
+// changed since the base that were skipped or xfailed.
+type pytestSkipsTouched struct {
+	base  *pyBase
+	found []string
+}
+
+func (s *pytestSkipsTouched) line(b []byte) {
+	m := pytestResultRE.FindSubmatch(bytes.TrimSpace(ansiRE.ReplaceAll(b, nil)))
+	if m == nil || s.base == nil {
+		return
+	}
+	if st := string(m[2]); (st == "SKIPPED" || st == "XFAIL") && s.base.touched[string(m[1])] {
+		s.found = append(s.found, string(m[1])+" ("+strings.ToLower(st)+")")
+	}
+}
+
+// verdict is "" unless such a test was found.
+func (s *pytestSkipsTouched) verdict() string {
+	if len(s.found) == 0 {
+		return ""
+	}
+	sort.Strings(s.found)
+	return fmt.Sprintf("%d test(s) written or changed since HEAD were skipped or marked xfail: %s. A test that does not run proves nothing: make it run", len(s.found), clipNames(s.found))
+}

@@ -1,0 +1,137 @@
+package validators
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pythonWithPytest is a python3 that can import pytest, or "".
+func pythonWithPytest(t *testing.T) string {
+	t.Helper()
+	cands := []string{"/usr/bin/python3"}
+	if p, err := exec.LookPath("python3"); err == nil {
+		cands = append(cands, p)
+	}
+	for _, py := range cands {
+		if exec.Command(py, "-c", "import pytest").Run() == nil {
+			return py
+		}
+	}
+	return ""
+}
+
+// TestPytestPassAgainstHead: pytest_pass's side of
+// TestGoTestPassAgainstHead. What an agent does to a failing Python test
+// to make pytest pass — delete it, rename it, move it into a file pytest
+// does not collect, mark it skip or xfail (on the test, its class or
+// its module), or write a new test that skips — fails pytest_pass; what
+// HEAD already skipped still passes, and so does a removal committed
+// first.
+func TestPytestPassAgainstHead(t *testing.T) {
+	py := pythonWithPytest(t)
+	if py == "" {
+		t.Skip("no python3 with pytest (Debian: python3-pytest)")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	const (
+		calc    = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a + b\n"
+		fixed   = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n"
+		addTest = "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+		// test_sub fails: sub is wrong
+		subTest = "from calc import sub\n\n\nclass TestSub:\n    def test_sub(self):\n        assert sub(3, 1) == 2\n"
+		envTest = "import os\nimport pytest\n\n@pytest.mark.skipif(not os.environ.get('DB_URL'), reason='no database')\ndef test_db():\n    pass\n"
+	)
+	setup := func(t *testing.T) (*Runner, string, func(args ...string)) {
+		r, _, dir := newLooseRunner(t)
+		r.Toolchain.Python = &Tool{Path: py, Source: "system"}
+		writeFiles(t, dir, map[string]string{
+			"pyproject.toml":      "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+			"calc.py":             calc,
+			"tests/test_add.py":   addTest,
+			"tests/test_sub.py":   subTest,
+			"tests/test_db.py":    envTest,
+			".venv/lib/x_test.py": "def test_vendored():\n    pass\n",
+		})
+		git := func(args ...string) {
+			t.Helper()
+			cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"}, args...)...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		git("init", "-q")
+		git("add", ".")
+		git("commit", "-q", "-m", "base")
+		return r, dir, git
+	}
+	write := func(t *testing.T, dir, name, body string) {
+		t.Helper()
+		writeFiles(t, dir, map[string]string{name: body})
+	}
+	remove := func(t *testing.T, dir, name string) {
+		t.Helper()
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, dir string, git func(...string))
+		want   Outcome
+		reason string
+	}{
+		{"the bug fixed", func(t *testing.T, dir string, _ func(...string)) { write(t, dir, "calc.py", fixed) }, Pass, ""},
+		{"the bug left", func(t *testing.T, dir string, _ func(...string)) {}, Fail, "1 failed"},
+		{"the failing test deleted", func(t *testing.T, dir string, _ func(...string)) { remove(t, dir, "tests/test_sub.py") }, Fail, "tests/test_sub.py::TestSub::test_sub"},
+		{"the failing test renamed", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/test_sub.py", strings.Replace(subTest, "def test_sub", "def check_sub", 1))
+		}, Fail, "HEAD defines are gone"},
+		{"the failing test's file renamed out of collection", func(t *testing.T, dir string, _ func(...string)) {
+			remove(t, dir, "tests/test_sub.py")
+			write(t, dir, "tests/sub_checks.py", subTest)
+		}, Fail, "HEAD defines are gone"},
+		{"the failing test marked skip", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/test_sub.py", strings.Replace(subTest, "    def test_sub", "    @__import__('pytest').mark.skip(reason='flaky')\n    def test_sub", 1))
+		}, Fail, "tests/test_sub.py::TestSub::test_sub (skipped)"},
+		{"the failing test marked xfail", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/test_sub.py", "import pytest\n"+strings.Replace(subTest, "    def test_sub", "    @pytest.mark.xfail\n    def test_sub", 1))
+		}, Fail, "(xfail)"},
+		{"its class marked skip", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/test_sub.py", "import pytest\n"+strings.Replace(subTest, "class TestSub", "@pytest.mark.skip\nclass TestSub", 1))
+		}, Fail, "TestSub::test_sub (skipped)"},
+		{"its module marked skip", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/test_sub.py", "import pytest\npytestmark = pytest.mark.skip\n"+subTest)
+		}, Fail, "TestSub::test_sub (skipped)"},
+		{"a new test that skips", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "calc.py", fixed)
+			write(t, dir, "tests/test_new.py", "import pytest\n\ndef test_new():\n    pytest.skip('todo')\n")
+		}, Fail, "tests/test_new.py::test_new (skipped)"},
+		{"a new test", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "calc.py", fixed)
+			write(t, dir, "tests/test_new.py", "def test_new():\n    pass\n")
+		}, Pass, ""},
+		{"the removal committed first", func(t *testing.T, dir string, git func(...string)) {
+			remove(t, dir, "tests/test_sub.py")
+			git("commit", "-q", "-am", "drop test_sub")
+		}, Pass, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, dir, git := setup(t)
+			tc.change(t, dir, git)
+			res := runReq(t, r, "s1", "done", "pytest_pass", `{"target":"."}`, dir)
+			if res.Outcome != tc.want || !strings.Contains(res.Reason, tc.reason) {
+				t.Fatalf("got %s %q; want %s %q", res.Outcome, res.Reason, tc.want, tc.reason)
+			}
+			if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["tests/test_new.py::test_new"]`) {
+				t.Errorf("the pass does not name the test the change wrote: %s", res.Entry.Body)
+			}
+		})
+	}
+}
