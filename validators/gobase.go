@@ -36,19 +36,11 @@ type goBase struct {
 // defines. Nil, and no error, without git, outside a repository or
 // before its first commit: there is no base (noBase).
 func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string) (*goBase, error) {
-	git, err := x.gitRunner(ctx)
-	if err != nil {
-		return nil, nil
-	}
-	var rev bytes.Buffer
-	p, err := git("base-rev", &rev, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	if err != nil {
+	git, commit, err := x.headCommit(ctx)
+	if commit == "" || err != nil {
 		return nil, err
 	}
-	if p.exitCode != 0 {
-		return nil, x.noBase(git, p.exitCode)
-	}
-	base := &goBase{commit: strings.TrimSpace(rev.String()), touched: map[string]map[string]bool{}}
+	base := &goBase{commit: commit, touched: map[string]map[string]bool{}}
 
 	dirs := map[string]*goListPackage{} // relative directory -> package
 	for _, pk := range plan.pkgs {
@@ -233,6 +225,24 @@ func (x *execution) headTestFiles(git gitFunc, dirs map[string]*goListPackage, r
 		}
 	}
 	return tests, modules, x.readBlobs(git, tests)
+}
+
+// headCommit finds git and the commit HEAD names in the working
+// directory. commit is "" without a base: no git, no repository, or no
+// commit yet (noBase decides which, and refuses the rest).
+func (x *execution) headCommit(ctx context.Context) (git gitFunc, commit string, err error) {
+	if git, err = x.gitRunner(ctx); err != nil {
+		return nil, "", nil
+	}
+	var rev bytes.Buffer
+	p, err := git("base-rev", &rev, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return nil, "", err
+	}
+	if p.exitCode != 0 {
+		return nil, "", x.noBase(git, p.exitCode)
+	}
+	return git, strings.TrimSpace(rev.String()), nil
 }
 
 // noBase decides a HEAD that names no commit (rev-parse exited with

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docket/docket/ledger"
 )
 
 // TestGoTestPassAgainstHead: what an agent does to a failing test to
@@ -45,37 +47,11 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			"tools/tool_test.go":     "package tools\n\nimport \"testing\"\n\nfunc TestTool(t *testing.T) {}\n",
 			"mul/testdata/x_test.go": "package x\n\nimport \"testing\"\n\nfunc TestData(t *testing.T) {}\n",
 		})
-		git := func(args ...string) {
-			t.Helper()
-			cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"}, args...)...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v\n%s", args, err, out)
-			}
-		}
-		git("init", "-q")
-		git("add", ".")
-		git("commit", "-q", "-m", "base")
-		return r, dir, git
+		return r, dir, committedRepo(t, dir)
 	}
-	write := func(t *testing.T, dir, name, body string) {
-		t.Helper()
-		writeFiles(t, dir, map[string]string{name: body})
-	}
-	remove := func(t *testing.T, dir, name string) {
-		t.Helper()
-		if err := os.Remove(filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write, remove := writeFile, removeFile
 	fixed := "package add\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"
-	for _, tc := range []struct {
-		name   string
-		change func(t *testing.T, dir string, git func(...string))
-		want   Outcome
-		reason string
-	}{
+	for _, tc := range []baseCase{
 		{"the bug fixed", func(t *testing.T, dir string, _ func(...string)) { write(t, dir, "add/add.go", fixed) }, Pass, ""},
 		{"the failing test deleted", func(t *testing.T, dir string, _ func(...string)) { remove(t, dir, "add/sub_test.go") }, Fail, "example.com/tiny/add.TestSub"},
 		{"the failing test renamed", func(t *testing.T, dir string, _ func(...string)) {
@@ -129,17 +105,10 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			git("commit", "-q", "-am", "drop TestSub")
 		}, Pass, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, dir, git := setup(t)
-			tc.change(t, dir, git)
-			res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir)
-			if res.Outcome != tc.want || !strings.Contains(res.Reason, tc.reason) {
-				t.Fatalf("got %s %q; want %s %q", res.Outcome, res.Reason, tc.want, tc.reason)
-			}
-			if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["example.com/tiny/add.TestNew"]`) {
-				t.Errorf("the pass does not name the test it rests on that the change wrote: %s", res.Entry.Body)
-			}
-		})
+		res := tc.run(t, setup, "go_test_pass", `{"package":"./..."}`)
+		if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["example.com/tiny/add.TestNew"]`) {
+			t.Errorf("the pass does not name the test it rests on that the change wrote: %s", res.Entry.Body)
+		}
 	}
 	// outside a repository, or in one with no commit yet, there is no
 	// base: the run alone decides
@@ -157,4 +126,66 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			t.Fatalf("repository %v, no commit: %s %q", repo, res.Outcome, res.Reason)
 		}
 	}
+}
+
+// committedRepo makes dir a git repository with everything in it
+// committed (no user or system git configuration), and returns a
+// function that runs git there.
+func committedRepo(t *testing.T, dir string) func(args ...string) {
+	t.Helper()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	return git
+}
+
+func writeFile(t *testing.T, dir, name, body string) {
+	t.Helper()
+	writeFiles(t, dir, map[string]string{name: body})
+}
+
+func removeFile(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// baseCase is a change to a committed project, and what a test
+// validator must make of it.
+type baseCase struct {
+	name   string
+	change func(t *testing.T, dir string, git func(...string))
+	want   Outcome
+	reason string // substring of the result's reason
+}
+
+// run makes the change in a project from setup and runs validator.
+func (tc baseCase) run(t *testing.T, setup func(t *testing.T) (*Runner, string, func(...string)), validator, args string) *Result {
+	t.Helper()
+	var res *Result
+	t.Run(tc.name, func(t *testing.T) {
+		r, dir, git := setup(t)
+		tc.change(t, dir, git)
+		res = runReq(t, r, "s1", "done", validator, args, dir)
+		if res.Outcome != tc.want || !strings.Contains(res.Reason, tc.reason) {
+			t.Fatalf("got %s %q; want %s %q", res.Outcome, res.Reason, tc.want, tc.reason)
+		}
+	})
+	if res == nil {
+		return &Result{Entry: &ledger.Entry{}}
+	}
+	if res.Entry == nil {
+		res.Entry = &ledger.Entry{}
+	}
+	return res
 }

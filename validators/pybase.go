@@ -84,19 +84,11 @@ json.dump(res, sys.stdout)
 // directory) at HEAD and now, with the python at py. Nil, and no error,
 // without a base (goBaseOf's rules).
 func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, error) {
-	git, err := x.gitRunner(ctx)
-	if err != nil {
-		return nil, nil
-	}
-	var rev bytes.Buffer
-	p, err := git("base-rev", &rev, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	if err != nil {
+	git, commit, err := x.headCommit(ctx)
+	if commit == "" || err != nil {
 		return nil, err
 	}
-	if p.exitCode != 0 {
-		return nil, x.noBase(git, p.exitCode)
-	}
-	base := &pyBase{commit: strings.TrimSpace(rev.String()), touched: map[string]bool{}}
+	base := &pyBase{commit: commit, touched: map[string]bool{}}
 	target = filepath.ToSlash(filepath.Clean(target))
 	spec := target
 	file := strings.HasSuffix(target, ".py")
@@ -118,7 +110,8 @@ func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, e
 	}
 	// the files now: tracked, and new ones git does not ignore
 	var now bytes.Buffer
-	if p, err = git("base-now", &now, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", spec); err != nil {
+	p, err := git("base-now", &now, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", spec)
+	if err != nil {
 		return nil, err
 	}
 	if p.exitCode != 0 {

@@ -1,9 +1,7 @@
 package validators
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,36 +55,10 @@ func TestPytestPassAgainstHead(t *testing.T) {
 			"tests/test_db.py":    envTest,
 			".venv/lib/x_test.py": "def test_vendored():\n    pass\n",
 		})
-		git := func(args ...string) {
-			t.Helper()
-			cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"}, args...)...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v\n%s", args, err, out)
-			}
-		}
-		git("init", "-q")
-		git("add", ".")
-		git("commit", "-q", "-m", "base")
-		return r, dir, git
+		return r, dir, committedRepo(t, dir)
 	}
-	write := func(t *testing.T, dir, name, body string) {
-		t.Helper()
-		writeFiles(t, dir, map[string]string{name: body})
-	}
-	remove := func(t *testing.T, dir, name string) {
-		t.Helper()
-		if err := os.Remove(filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tc := range []struct {
-		name   string
-		change func(t *testing.T, dir string, git func(...string))
-		want   Outcome
-		reason string
-	}{
+	write, remove := writeFile, removeFile
+	for _, tc := range []baseCase{
 		{"the bug fixed", func(t *testing.T, dir string, _ func(...string)) { write(t, dir, "calc.py", fixed) }, Pass, ""},
 		{"the bug left", func(t *testing.T, dir string, _ func(...string)) {}, Fail, "1 failed"},
 		{"the failing test deleted", func(t *testing.T, dir string, _ func(...string)) { remove(t, dir, "tests/test_sub.py") }, Fail, "tests/test_sub.py::TestSub::test_sub"},
@@ -122,16 +94,9 @@ func TestPytestPassAgainstHead(t *testing.T) {
 			git("commit", "-q", "-am", "drop test_sub")
 		}, Pass, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, dir, git := setup(t)
-			tc.change(t, dir, git)
-			res := runReq(t, r, "s1", "done", "pytest_pass", `{"target":"."}`, dir)
-			if res.Outcome != tc.want || !strings.Contains(res.Reason, tc.reason) {
-				t.Fatalf("got %s %q; want %s %q", res.Outcome, res.Reason, tc.want, tc.reason)
-			}
-			if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["tests/test_new.py::test_new"]`) {
-				t.Errorf("the pass does not name the test the change wrote: %s", res.Entry.Body)
-			}
-		})
+		res := tc.run(t, setup, "pytest_pass", `{"target":"."}`)
+		if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["tests/test_new.py::test_new"]`) {
+			t.Errorf("the pass does not name the test the change wrote: %s", res.Entry.Body)
+		}
 	}
 }
