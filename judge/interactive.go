@@ -104,36 +104,74 @@ func readsTerminal(s Segment) bool {
 	return false
 }
 
+// Lists, not map literals, for the reason words gives: a map literal is
+// built at start-up in every judge call.
 var (
-	shells = map[string]bool{"bash": true, "sh": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "fish": true,
-		"tcsh": true, "csh": true, "ash": true, "yash": true}
-	// programs that are interactive whatever their arguments
+	shells = words{"bash", "sh", "zsh", "dash", "ksh", "mksh", "fish", "tcsh", "csh", "ash", "yash"}
 	// wrappers run the rest of their line as a command (the shell
 	// classifier strips the bare env, nohup, timeout and xargs; these
 	// catch the others and any spelled by path, /usr/bin/env)
-	wrappers          = words{"setsid", "nice", "ionice", "chrt", "taskset", "env", "nohup", "stdbuf", "unbuffer", "timeout"}
-	alwaysInteractive = map[string]bool{"tmux": true, "screen": true, "dtach": true, "abduco": true,
-		"vi": true, "vim": true, "nvim": true, "emacs": true, "telnet": true, "ftp": true, "login": true,
-		"irb": true, "pry": true, "ghci": true, "iex": true}
-	// REPLs: interactive when given no script and no inline code (their
-	// code flags); "-" reads the program from the terminal
-	repls = map[string][]string{
-		"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
-		"ruby": {"-e"}, "perl": {"-e", "-E"}, "php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"},
-		"R": {"-e", "-f", "--file"}, "julia": {"-e", "--eval"}, "erl": {"-eval", "-s", "-run"}, "scala": {"-e"},
-		"guile": {"-c"}, "racket": {"-e"}, "ocaml": {}, "tclsh": {}, "wish": {}, "expect": {"-c"}, "deno": {"eval", "run", "test", "fmt", "lint", "task", "compile", "install", "check"},
-		"bun": {"run", "x", "test", "install", "add", "build", "-e", "--eval"},
-	}
-	// clients whose operands name what they connect to: interactive unless
-	// given a command (their flags). SQL typed at a database client runs,
-	// and \! (psql), system (mysql), .shell (sqlite3) run shell commands.
-	clients = map[string][]string{
-		"psql":  {"-c", "--command", "-f", "--file", "-l", "--list"},
-		"mysql": {"-e", "--execute"}, "mariadb": {"-e", "--execute"},
-		"mongosh": {"--eval", "-f", "--file"}, "mongo": {"--eval"},
-		"sftp": {"-b"}, "lftp": {"-c", "-f"},
-	}
+	wrappers = words{"setsid", "nice", "ionice", "chrt", "taskset", "env", "nohup", "stdbuf", "unbuffer", "timeout"}
+	// programs that are interactive whatever their arguments
+	alwaysInteractive = words{"tmux", "screen", "dtach", "abduco", "vi", "vim", "nvim", "emacs", "telnet", "ftp", "login",
+		"irb", "pry", "ghci", "iex"}
 )
+
+// replFlags are the flags that give a language's REPL its code (or, for
+// deno and bun, a subcommand that does): without one and without a
+// script it reads the terminal; "-" reads the program from it. ok is
+// false for a program that is no such REPL.
+func replFlags(name string) (flags []string, ok bool) {
+	switch name {
+	case "node", "nodejs":
+		return []string{"-e", "--eval", "-p", "--print"}, true
+	case "ruby", "scala", "racket":
+		return []string{"-e"}, true
+	case "perl":
+		return []string{"-e", "-E"}, true
+	case "php":
+		return []string{"-r"}, true
+	case "lua", "luajit":
+		return []string{"-e"}, true
+	case "R":
+		return []string{"-e", "-f", "--file"}, true
+	case "julia":
+		return []string{"-e", "--eval"}, true
+	case "erl":
+		return []string{"-eval", "-s", "-run"}, true
+	case "guile", "expect":
+		return []string{"-c"}, true
+	case "ocaml", "tclsh", "wish":
+		return nil, true
+	case "deno":
+		return []string{"eval", "run", "test", "fmt", "lint", "task", "compile", "install", "check"}, true
+	case "bun":
+		return []string{"run", "x", "test", "install", "add", "build", "-e", "--eval"}, true
+	}
+	return nil, false
+}
+
+// clientFlags are the flags that give a client whose operands name what
+// it connects to a command: without one it is interactive. SQL typed at
+// a database client runs, and \! (psql), system (mysql), .shell (sqlite3)
+// run shell commands. ok is false for a program that is no such client.
+func clientFlags(name string) (flags []string, ok bool) {
+	switch name {
+	case "psql":
+		return []string{"-c", "--command", "-f", "--file", "-l", "--list"}, true
+	case "mysql", "mariadb":
+		return []string{"-e", "--execute"}, true
+	case "mongosh":
+		return []string{"--eval", "-f", "--file"}, true
+	case "mongo":
+		return []string{"--eval"}, true
+	case "sftp":
+		return []string{"-b"}, true
+	case "lftp":
+		return []string{"-c", "-f"}, true
+	}
+	return nil, false
+}
 
 // isPython reports whether name is python or pypy with an optional
 // version (python3, python3.12, pypy3): `^(?:python|pypy)[0-9.]*$`.
@@ -166,11 +204,11 @@ func interactive(s Segment) bool {
 		return false // prints and exits
 	}
 	switch {
-	case shells[name]:
+	case shells.has(name):
 		return shellInteractive(args)
 	case isPython(name):
 		return pythonInteractive(args)
-	case alwaysInteractive[name]:
+	case alwaysInteractive.has(name):
 		return true
 	case name == "script":
 		// script -c CMD runs CMD in a terminal of its own
@@ -192,10 +230,10 @@ func interactive(s Segment) bool {
 	case name == "sqlite3" || name == "redis-cli":
 		return operands(args) <= 1 // a database (a host's options) and no statement
 	}
-	if flags, ok := clients[name]; ok {
+	if flags, ok := clientFlags(name); ok {
 		return !hasFlag(argv, flags...)
 	}
-	if flags, ok := repls[name]; ok {
+	if flags, ok := replFlags(name); ok {
 		if hasFlag(argv, flags...) {
 			return false
 		}
