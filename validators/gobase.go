@@ -90,12 +90,14 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 			if dirs[b.dir] != pk {
 				continue
 			}
-			now, err := os.ReadFile(filepath.Join(pk.Dir, b.name))
-			switch {
-			case err == nil && !built[b.name] && gitBlobID(now, b.oid) == b.oid:
-				continue // left out of the build at HEAD already
-			case err != nil && !matchesBuild(pk.Dir, b.name, b.data):
-				continue // gone, and never built here
+			if !built[b.name] {
+				now, err := os.ReadFile(filepath.Join(pk.Dir, b.name))
+				switch {
+				case err == nil && gitBlobID(now, b.oid) == b.oid:
+					continue // left out of the build at HEAD already
+				case err != nil && !matchesBuild(pk.Dir, b.name, b.data):
+					continue // gone, and never built here
+				}
 			}
 			atHead[b.name] = b.data
 		}
@@ -103,16 +105,7 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 		if err != nil {
 			continue // HEAD's file does not parse: no base for this package
 		}
-		nowFiles := map[string][]byte{}
-		for f := range built {
-			if b, err := os.ReadFile(filepath.Join(pk.Dir, f)); err == nil {
-				nowFiles[f] = b
-			}
-		}
-		now, _, err := testFuncsIn(nowFiles)
-		if err != nil {
-			return nil, fmt.Errorf("go_test_pass: list tests of %s: %w", pk.ImportPath, err)
-		}
+		now := plan.funcs[pk.ImportPath] // what prepare read
 		for name := range head {
 			if _, ok := now[name]; !ok && matchRun(first, name) {
 				base.removed = append(base.removed, pk.ImportPath+"."+name)

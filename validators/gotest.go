@@ -99,9 +99,10 @@ func (goTestClass) check(a Args, d *Definition) error {
 // goTestPlan is what prepare found: the packages and their tests.
 type goTestPlan struct {
 	pkgs     []*goListPackage
-	expected map[string]map[string]bool // import path -> test names
-	testMain []string                   // packages with a TestMain
-	base     *goBase                    // the suite at HEAD; nil without one
+	funcs    map[string]map[string]string // import path -> test name -> source (testFuncsIn)
+	expected map[string]map[string]bool   // import path -> test names
+	testMain []string                     // packages with a TestMain
+	base     *goBase                      // the suite at HEAD; nil without one
 }
 
 func (goTestClass) prepare(ctx context.Context, x *execution) error {
@@ -130,7 +131,7 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 	if err != nil {
 		return err
 	}
-	plan := &goTestPlan{expected: map[string]map[string]bool{}}
+	plan := &goTestPlan{funcs: map[string]map[string]string{}, expected: map[string]map[string]bool{}}
 	var first string
 	if run := x.args.str("run"); run != "" {
 		first = splitRegexp(run)[0]
@@ -150,15 +151,16 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 		case !within(x.root, p.Dir) || (p.Module.Dir != "" && !within(x.root, p.Module.Dir)):
 			return refusef("package %s is in %s, outside the session's project %s", p.ImportPath, p.Dir, x.root)
 		}
-		names, hasMain, err := testFuncs(p)
+		funcs, hasMain, err := testFuncs(p)
 		if err != nil {
 			return fmt.Errorf("go_test_pass: list tests of %s: %w", p.ImportPath, err)
 		}
 		if hasMain {
 			plan.testMain = append(plan.testMain, p.ImportPath)
 		}
+		plan.funcs[p.ImportPath] = funcs
 		want := map[string]bool{}
-		for _, n := range names {
+		for n := range funcs {
 			if first == "" || matchRun(first, n) {
 				want[n] = true
 			}
@@ -328,9 +330,8 @@ func (x *execution) goList(ctx context.Context, pattern string) ([]*goListPackag
 }
 
 // testFuncs returns the tests `go test -list .` would name for p, read
-// from its test files: Test and Fuzz functions, and Example functions
-// with an output comment. hasMain reports a TestMain.
-func testFuncs(p *goListPackage) (names []string, hasMain bool, err error) {
+// from its test files (testFuncsIn). hasMain reports a TestMain.
+func testFuncs(p *goListPackage) (funcs map[string]string, hasMain bool, err error) {
 	files := map[string][]byte{}
 	for _, f := range append(append([]string(nil), p.TestGoFiles...), p.XTestGoFiles...) {
 		b, err := os.ReadFile(filepath.Join(p.Dir, f))
@@ -339,16 +340,12 @@ func testFuncs(p *goListPackage) (names []string, hasMain bool, err error) {
 		}
 		files[f] = b
 	}
-	funcs, hasMain, err := testFuncsIn(files)
-	for n := range funcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, hasMain, err
+	return testFuncsIn(files)
 }
 
-// testFuncsIn is testFuncs over test file contents by name: each test's
-// source text (the function declaration's bytes; "" for an Example),
+// testFuncsIn returns the tests in test file contents by name: Test and
+// Fuzz functions, and Example functions with an output comment, each
+// with its source text (the function declaration's bytes; "" for an Example),
 // and whether a TestMain is among them.
 func testFuncsIn(files map[string][]byte) (funcs map[string]string, hasMain bool, err error) {
 	fset := token.NewFileSet()
