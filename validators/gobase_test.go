@@ -60,6 +60,10 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 		{"the failing test left out of the build", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "add/sub_test.go", "//go:build ignore\n\n"+subTest)
 		}, Fail, "TestSub"},
+		{"the failing test's file renamed out of the test build", func(t *testing.T, dir string, _ func(...string)) {
+			remove(t, dir, "add/sub_test.go")
+			write(t, dir, "add/sub_checks.go", subTest)
+		}, Fail, "TestSub"},
 		{"the failing test made to skip", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "add/sub_test.go", strings.Replace(subTest, "{\n\tif", "{\n\tt.Skip(\"flaky\")\n\tif", 1))
 		}, Fail, "skipped: example.com/tiny/add.TestSub"},

@@ -19,7 +19,8 @@ import (
 // defines that is gone fails the run (deleted, renamed, or moved into a
 // file pytest does not collect), and so does a test new or changed since
 // HEAD that is skipped or marked xfail; a skip or xfail mark counts as a
-// change, on the test, its class or its module (pytestmark).
+// change, on the test, its class or its module (pytestmark, or a
+// statement run at import such as pytest.skip(allow_module_level=True)).
 type pyBase struct {
 	commit  string
 	removed []string        // path::[Class::]test at HEAD, gone now
@@ -36,10 +37,15 @@ const pyTestsScript = `
 import ast, hashlib, json, sys
 
 def marks(body):
+    # what decides for every test below it: pytestmark, and statements
+    # run at import (pytest.skip(allow_module_level=True), an if around
+    # one), not imports, definitions or other assignments
     out = []
     for n in body:
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
         if any(getattr(t, "id", "") == "pytestmark" for t in targets):
+            out.append(ast.dump(n))
+        elif not isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.AugAssign)):
             out.append(ast.dump(n))
     return out
 
@@ -201,25 +207,60 @@ func isPyTestFile(dir, name string) bool {
 // parameters apart) and the outcome.
 var pytestResultRE = regexp.MustCompile(`^(\S+?::[^\s\[]+)(?:\[\S*\])?\s+(PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)\b`)
 
-// pytestSkipsTouched collects, from `pytest -v` lines, the tests new or
-// changed since the base that were skipped or xfailed.
+// pytestSkipRE is a skip of the short summary (-rs): where the skip was
+// called. A module skipped at import is reported there alone.
+var pytestSkipRE = regexp.MustCompile(`^SKIPPED \[\d+\] (\S+?\.py):\d+`)
+
+// pytestSkipsTouched collects, from `pytest -v -rs` lines, the tests new
+// or changed since the base that were skipped or xfailed, alone or with
+// their module.
 type pytestSkipsTouched struct {
-	base  *pyBase
-	found []string
+	base    *pyBase
+	found   []string
+	ran     map[string]bool // files with a result line of their own
+	skipped []string        // files the short summary has a skip in
 }
 
 func (s *pytestSkipsTouched) line(b []byte) {
-	m := pytestResultRE.FindSubmatch(bytes.TrimSpace(ansiRE.ReplaceAll(b, nil)))
-	if m == nil || s.base == nil {
+	if s.base == nil {
 		return
 	}
-	if st := string(m[2]); (st == "SKIPPED" || st == "XFAIL") && s.base.touched[string(m[1])] {
-		s.found = append(s.found, string(m[1])+" ("+strings.ToLower(st)+")")
+	b = bytes.TrimSpace(ansiRE.ReplaceAll(b, nil))
+	if m := pytestSkipRE.FindSubmatch(b); m != nil {
+		s.skipped = append(s.skipped, string(m[1]))
+		return
+	}
+	m := pytestResultRE.FindSubmatch(b)
+	if m == nil {
+		return
+	}
+	st, id := string(m[2]), string(m[1])
+	if s.ran == nil {
+		s.ran = map[string]bool{}
+	}
+	file, _, _ := strings.Cut(id, "::")
+	s.ran[file] = true
+	if (st == "SKIPPED" || st == "XFAIL") && s.base.touched[id] {
+		s.found = append(s.found, id+" ("+strings.ToLower(st)+")")
 	}
 }
 
 // verdict is "" unless such a test was found.
 func (s *pytestSkipsTouched) verdict() string {
+	if s.ran == nil {
+		s.ran = map[string]bool{}
+	}
+	for _, file := range s.skipped {
+		if s.ran[file] {
+			continue // a test's own skip, read from its result line
+		}
+		for t := range s.base.touched {
+			if strings.HasPrefix(t, file+"::") {
+				s.found = append(s.found, t+" (skipped with its module)")
+			}
+		}
+		s.ran[file] = true // once
+	}
 	if len(s.found) == 0 {
 		return ""
 	}

@@ -81,6 +81,9 @@ func TestPytestPassAgainstHead(t *testing.T) {
 		{"its module marked skip", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "tests/test_sub.py", "import pytest\npytestmark = pytest.mark.skip\n"+subTest)
 		}, Fail, "TestSub::test_sub (skipped)"},
+		{"its module skipped at import", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/test_sub.py", "import pytest\npytest.skip('later', allow_module_level=True)\n"+subTest)
+		}, Fail, "TestSub::test_sub (skipped with its module)"},
 		{"a new test that skips", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "calc.py", fixed)
 			write(t, dir, "tests/test_new.py", "import pytest\n\ndef test_new():\n    pytest.skip('todo')\n")
@@ -98,5 +101,33 @@ func TestPytestPassAgainstHead(t *testing.T) {
 		if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["tests/test_new.py::test_new"]`) {
 			t.Errorf("the pass does not name the test the change wrote: %s", res.Entry.Body)
 		}
+	}
+}
+
+// TestPytestSkipsTouched reads `pytest -v -rs` output as pytest 7.2
+// prints it: a test's own skip from its result line, a module skipped at
+// import (no result line of its own) from the short summary, and only
+// for tests the change touched.
+func TestPytestSkipsTouched(t *testing.T) {
+	base := &pyBase{touched: map[string]bool{"tests/test_new.py::test_new": true, "tests/test_mod.py::test_a": true}}
+	for _, tc := range []struct {
+		name, out, want string
+	}{
+		{"a touched test skipped", "tests/test_new.py::test_new SKIPPED (todo)                    [ 50%]\n", "tests/test_new.py::test_new (skipped)"},
+		{"a touched test xfailed, with parameters", "tests/test_new.py::test_new[1-2] XFAIL                    [ 50%]\n", "tests/test_new.py::test_new (xfail)"},
+		{"an untouched test skipped", "tests/test_db.py::test_db SKIPPED (no database)\nSKIPPED [1] tests/test_db.py:5: no database\n", ""},
+		{"only a module skipped at import", "=== short test summary info ===\nSKIPPED [1] tests/test_mod.py:2: later\n", "tests/test_mod.py::test_a (skipped with its module)"},
+		{"a touched test passed", "tests/test_new.py::test_new PASSED                    [ 50%]\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &pytestSkipsTouched{base: base}
+			lw := &lineWriter{fn: s.line}
+			lw.Write([]byte(tc.out))
+			lw.Flush()
+			v := s.verdict()
+			if tc.want == "" && v != "" || !strings.Contains(v, tc.want) {
+				t.Fatalf("verdict %q, want %q", v, tc.want)
+			}
+		})
 	}
 }

@@ -104,8 +104,9 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	}
 	x.useTool("python3", tool)
 	py := tool.Path
-	// -v: a line per test, for the skips of tests the change touched
-	argv := []string{py, "-E", "-s", "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v"}
+	// -v: a line per test, -rs: a line per skip (a module's too), for the
+	// skips of tests the change touched
+	argv := []string{py, "-E", "-s", "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v", "-rs"}
 	whole := x.rule.Scope == "project"
 	target := "."
 	if !whole {
