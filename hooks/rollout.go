@@ -60,29 +60,46 @@ func ResolveExitWith(e *Event, open func(path string) (*os.File, error)) bool {
 
 // codexRolloutExit finds the exit code of call id in a rollout file,
 // newest record first, opening it with open.
-func codexRolloutExit(open func(string) (*os.File, error), path, id string) (int, bool) {
+func codexRolloutExit(open func(string) (*os.File, error), path, id string) (code int, ok bool) {
+	// the record was written just before the hook ran: look at the end
+	// first, then further back
+	scanRolloutTail(open, path, func(b []byte, whole bool) bool {
+		code, ok = rolloutExit(b, id)
+		return ok || whole
+	})
+	return code, ok
+}
+
+// scanRolloutTail opens a rollout file with open and hands scan its last
+// rolloutFirstRead bytes, then, while scan returns false, its last
+// MaxRolloutRead; whole says the bytes start at the file's start (else
+// their first line, which may be cut, is left out). A file that cannot
+// be opened or read, or is not a regular file, is not scanned.
+func scanRolloutTail(open func(string) (*os.File, error), path string, scan func(b []byte, whole bool) (done bool)) {
 	f, err := open(path)
 	if err != nil {
-		return 0, false
+		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		return 0, false
+		return
 	}
-	// the record was written just before the hook ran: look at the end
-	// first, then further back
 	for _, n := range []int64{rolloutFirstRead, MaxRolloutRead} {
 		off := max(st.Size()-n, 0)
 		b := make([]byte, st.Size()-off)
 		if k, err := f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && k == len(b)) {
-			return 0, false
+			return
 		}
-		if code, ok := rolloutExit(b, id); ok || off == 0 {
-			return code, ok
+		if off > 0 {
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				b = b[i+1:]
+			}
+		}
+		if scan(b, off == 0) {
+			return
 		}
 	}
-	return 0, false
 }
 
 // rolloutFirstRead is how much of the rollout's end is read first.
@@ -174,37 +191,17 @@ func CodexUnhookedFailures(e *Event, open func(path string) (*os.File, error)) [
 	if open == nil {
 		open = regular.Open
 	}
-	f, err := open(e.TranscriptPath)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	for _, n := range []int64{rolloutFirstRead, MaxRolloutRead} {
-		off := max(st.Size()-n, 0)
-		b := make([]byte, st.Size()-off)
-		if k, err := f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && k == len(b)) {
-			return nil
-		}
-		if off > 0 {
-			// the first line read may be cut: start after it
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				b = b[i+1:]
-			}
-		}
-		calls, ended := unhookedFailures(b)
-		if ended || off == 0 || len(calls) == 0 {
-			// nothing failed since the last call the window holds, or
-			// nothing in it at all: a failure the previous hook missed
-			// would be in the window (each hook runs right after the call
-			// before it), so only a failure found reads further back
-			return calls
-		}
-	}
-	return nil
+	var calls []UnhookedCall
+	scanRolloutTail(open, e.TranscriptPath, func(b []byte, whole bool) bool {
+		var ended bool
+		calls, ended = unhookedFailures(b)
+		// nothing failed since the last call the window holds, or nothing
+		// in it at all: a failure the previous hook missed would be in the
+		// window (each hook runs right after the call before it), so only
+		// a failure found reads further back
+		return ended || whole || len(calls) == 0
+	})
+	return calls
 }
 
 // unhookedFailures scans rollout lines (newest last) back to the newest
