@@ -143,6 +143,7 @@ func (x *execution) lsTreeHEAD(git gitFunc, recursive bool, pathspecs ...string)
 	if err != nil {
 		return nil, err
 	}
+	x.dropArtifact("base-tree.stdout") // the commit's tree, named by detail.base
 	if p.exitCode != 0 {
 		return nil, fmt.Errorf("%s: git ls-tree HEAD failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-tree.stderr"))
 	}
@@ -177,6 +178,7 @@ func (x *execution) readBlobs(git gitFunc, blobs []*headBlob) error {
 	if err != nil {
 		return err
 	}
+	x.dropArtifact("base-files.stdout") // the commit's files
 	if p.exitCode != 0 || p.dropped > 0 {
 		return fmt.Errorf("%s: git show of HEAD's test files failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-files.stderr"))
 	}

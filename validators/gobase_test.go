@@ -114,6 +114,27 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			t.Errorf("the pass does not name the test it rests on that the change wrote: %s", res.Entry.Body)
 		}
 	}
+	// the commit's tree and files are read, not kept: detail.base names them
+	{
+		r, l, dir := newLooseRunner(t)
+		writeFiles(t, dir, map[string]string{"go.mod": "module example.com/tiny\n\ngo 1.21\n", "add/add.go": fixed, "add/add_test.go": addTest})
+		committedRepo(t, dir)
+		res := runReq(t, r, "s1", "done", "go_test_pass", `{"package":"./..."}`, dir)
+		if res.Outcome != Pass || !strings.Contains(string(res.Entry.Body), `"base":"`) {
+			t.Fatalf("%s %q %s", res.Outcome, res.Reason, res.Entry.Body)
+		}
+		for _, name := range []string{"base-tree.stdout", "base-files.stdout"} {
+			if rc, err := l.OpenArtifact(res.Entry, name); err == nil {
+				rc.Close()
+				t.Errorf("the pass keeps %s", name)
+			}
+		}
+		if rc, err := l.OpenArtifact(res.Entry, "run1.stdout"); err != nil {
+			t.Errorf("the pass lost its run's output: %v", err)
+		} else {
+			rc.Close()
+		}
+	}
 	// outside a repository, or in one with no commit yet, there is no
 	// base: the run alone decides
 	for _, repo := range []bool{false, true} {

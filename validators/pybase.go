@@ -120,6 +120,7 @@ func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, e
 	if err != nil {
 		return nil, err
 	}
+	x.dropArtifact("base-now.stdout")
 	if p.exitCode != 0 {
 		return nil, fmt.Errorf("%s: git ls-files failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-now.stderr"))
 	}

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -525,6 +526,15 @@ func (x *execution) artifactFile(name string) (*os.File, error) {
 	}
 	*x.arts = append(*x.arts, name)
 	return f, nil
+}
+
+// dropArtifact keeps a captured output out of the ledger: bulk a run
+// read and that its record makes reproducible (the files of a git
+// commit it names).
+func (x *execution) dropArtifact(name string) {
+	name = x.prefix + name
+	*x.arts = slices.DeleteFunc(*x.arts, func(n string) bool { return n == name })
+	os.Remove(filepath.Join(x.tmp, name))
 }
 
 // writeArtifact stores data as the named artifact.
