@@ -511,12 +511,7 @@ func clipList(l []string, n int) []string {
 }
 
 // clipNames joins names, at most ten of them.
-func clipNames(l []string) string {
-	if len(l) > 10 {
-		return strings.Join(l[:10], ", ") + fmt.Sprintf(" (+%d more)", len(l)-10)
-	}
-	return strings.Join(l, ", ")
-}
+func clipNames(l []string) string { return strings.Join(clipList(l, 10), ", ") }
 
 func (s *goTestSummary) line(b []byte) {
 	var e goTestEvent
