@@ -178,12 +178,15 @@ type UnhookedCall struct {
 // "failed" (testdata/hooks/captured/codex-rollout-mcp-failed.jsonl). The
 // scan goes back from the end of the file to the newest completed
 // CommandExecution, FileChange or McpToolCall that did not fail (its
-// PostToolUse ran, and whoever ran before it saw what came earlier); it
-// reads the last 64 KiB, and up to MaxRolloutRead only to find where a
-// failure it found there began. The rollout is the agent's own
-// file: what it says is only a candidate, which the caller checks
-// against the judge's signed decisions before recording it
-// (ledgerhook.RecordUnhooked). Nil for any other runtime or event.
+// PostToolUse ran, and whoever ran before it saw what came earlier). It
+// reads the last 64 KiB, and up to MaxRolloutRead when those hold
+// neither such a call nor the start of the hook's turn (an item of
+// another turn_id): a failure is seen by a hook of its own turn, the
+// next PreToolUse or the Stop. So a failure followed by a long message
+// is found, and a turn without tool calls costs one read unless it is
+// longer than 64 KiB. The rollout is the agent's own file: what it says
+// is only a candidate, which the caller checks against the judge's
+// signed decisions before recording it (ledgerhook.RecordUnhooked). Nil for any other runtime or event.
 func CodexUnhookedFailures(e *Event, open func(path string) (*os.File, error)) []UnhookedCall {
 	if e == nil || e.Runtime != Codex || e.TranscriptPath == "" {
 		return nil
@@ -193,21 +196,18 @@ func CodexUnhookedFailures(e *Event, open func(path string) (*os.File, error)) [
 	}
 	var calls []UnhookedCall
 	scanRolloutTail(open, e.TranscriptPath, func(b []byte, whole bool) bool {
-		var ended bool
-		calls, ended = unhookedFailures(b)
-		// nothing failed since the last call the window holds, or nothing
-		// in it at all: a failure the previous hook missed would be in the
-		// window (each hook runs right after the call before it), so only
-		// a failure found reads further back
-		return ended || whole || len(calls) == 0
+		var ended, turnStart bool
+		calls, ended, turnStart = unhookedFailures(b, e.TurnID)
+		return ended || whole || turnStart
 	})
 	return calls
 }
 
 // unhookedFailures scans rollout lines (newest last) back to the newest
 // tool item whose PostToolUse ran, collecting the failed MCP calls after
-// it; ended reports that such an item was found.
-func unhookedFailures(b []byte) (calls []UnhookedCall, ended bool) {
+// it; ended reports that such an item was found, turnStart that an item
+// of a turn other than turnID was passed on the way.
+func unhookedFailures(b []byte, turnID string) (calls []UnhookedCall, ended, turnStart bool) {
 	for len(b) > 0 {
 		i := bytes.LastIndexByte(bytes.TrimRight(b, "\n"), '\n')
 		line := b[i+1:]
@@ -222,6 +222,9 @@ func unhookedFailures(b []byte) (calls []UnhookedCall, ended bool) {
 		p := gjson.GetBytes(line, "payload")
 		if p.Get("type").String() != "item_completed" {
 			continue
+		}
+		if t := p.Get("turn_id").String(); t != "" && t != turnID {
+			turnStart = true
 		}
 		it := p.Get("item")
 		typ, status := it.Get("type").String(), it.Get("status").String()
@@ -243,11 +246,11 @@ func unhookedFailures(b []byte) (calls []UnhookedCall, ended bool) {
 			}
 		case typ == "McpToolCall" || typ == "CommandExecution" || typ == "FileChange":
 			slices.Reverse(calls)
-			return calls, true
+			return calls, true, turnStart
 		}
 	}
 	slices.Reverse(calls)
-	return calls, false
+	return calls, false, turnStart
 }
 
 // rolloutCallError is what a failed McpToolCall item says went wrong:

@@ -201,6 +201,8 @@ func TestCodexUnhookedFailures(t *testing.T) {
 			break
 		}
 	}
+	// earlier moves rollout lines into the turn before the captured one
+	earlier := func(lines string) string { return strings.ReplaceAll(lines, capturedTurn, "turn-0") }
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name    string
@@ -219,13 +221,22 @@ func TestCodexUnhookedFailures(t *testing.T) {
 		{"across a long message", completedOK + strings.Replace(failedLine(t, lines), "call_docket_03", "call_docket_02", 1) +
 			`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","text":"` +
 			strings.Repeat("x", rolloutFirstRead) + `"}}}` + "\n" + failedLine(t, lines), Codex, []string{"call_docket_02", "call_docket_03"}},
+		// a failure, then a message longer than the first read, in the
+		// same turn: the last 64 KiB hold neither a call that ran its hook
+		// nor the turn's start, so the scan reads further back
+		{"before a long message", completedOK + failedLine(t, lines) + longMessage(capturedTurn), Codex, []string{"call_docket_03"}},
+		// a failure of an earlier turn, more than the first read back,
+		// where that read holds the hook's turn's start: not looked for,
+		// as the earlier turn's own hooks saw it
+		{"in an earlier turn", earlier(completedOK+failedLine(t, lines)+strings.Repeat(shortMessage(capturedTurn), rolloutFirstRead/64)) +
+			shortMessage(capturedTurn), Codex, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
 			if err := os.WriteFile(p, []byte(tc.rollout), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			calls := CodexUnhookedFailures(&Event{Runtime: tc.rt, TranscriptPath: p}, nil)
+			calls := CodexUnhookedFailures(&Event{Runtime: tc.rt, TranscriptPath: p, TurnID: capturedTurn}, nil)
 			var ids []string
 			for _, c := range calls {
 				ids = append(ids, c.ID)
@@ -243,6 +254,21 @@ func TestCodexUnhookedFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// capturedTurn is the turn_id of the captured rollout's lines.
+const capturedTurn = "01a20c98-bffb-7320-9f36-89a1afaae581"
+
+// longMessage is an AgentMessage line of turn, longer than the first
+// read of the rollout's end.
+func longMessage(turn string) string {
+	return `{"type":"event_msg","payload":{"type":"item_completed","turn_id":"` + turn +
+		`","item":{"type":"AgentMessage","text":"` + strings.Repeat("x", rolloutFirstRead) + `"}}}` + "\n"
+}
+
+// shortMessage is a short AgentMessage line of turn.
+func shortMessage(turn string) string {
+	return `{"type":"event_msg","payload":{"type":"item_completed","turn_id":"` + turn + `","item":{"type":"AgentMessage","text":"ok"}}}` + "\n"
 }
 
 // failedLine is the rollout's item_completed line of the failed call.
