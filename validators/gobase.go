@@ -19,8 +19,9 @@ import (
 // goBase is the test suite of the tested packages as the commit HEAD
 // names it: a suite passes only with its tests, so a run must not have
 // lost one (deleted, renamed, or moved into a file the build leaves
-// out), and a test the session wrote or changed must not pass by
-// skipping. HEAD is the base because it is what a human last committed;
+// out), a test the session wrote or changed must not pass by skipping,
+// and the code the test files run before any test (TestMain, init) must
+// be HEAD's, or it could report a run that never happened. HEAD is the base because it is what a human last committed;
 // a session that commits the removal itself moves it, which the
 // repository's history then shows.
 type goBase struct {
@@ -30,6 +31,9 @@ type goBase struct {
 	removed []string
 	// touched are the tests new or changed since HEAD, by import path.
 	touched map[string]map[string]bool
+	// setupChanged are the TestMain and init functions of the test
+	// files (import path and name) new or changed since HEAD.
+	setupChanged []string
 }
 
 // goBaseOf compares the tests plan's packages define now with those HEAD
@@ -101,9 +105,14 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 			}
 			atHead[b.name] = b.data
 		}
-		head, _, err := testFuncsIn(atHead)
+		head, headSetup, err := testFuncsIn(atHead)
 		if err != nil {
 			continue // HEAD's file does not parse: no base for this package
+		}
+		for name, src := range plan.setup[pk.ImportPath] {
+			if src != headSetup[name] {
+				base.setupChanged = append(base.setupChanged, pk.ImportPath+"."+name)
+			}
 		}
 		now := plan.funcs[pk.ImportPath] // what prepare read
 		for name := range head {
@@ -121,6 +130,7 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 		}
 	}
 	sort.Strings(base.removed)
+	sort.Strings(base.setupChanged)
 	return base, nil
 }
 

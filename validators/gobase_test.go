@@ -29,6 +29,10 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 		envTest = "package add\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestDB(t *testing.T) {\n\tif os.Getenv(\"DB_URL\") == \"\" {\n\t\tt.Skip(\"no database\")\n\t}\n}\n"
 		winTest = "package add\n\nimport \"testing\"\n\nfunc TestWindowsOnly(t *testing.T) {}\n"
 		ignored = "//go:build ignore\n\npackage add\n\nimport \"testing\"\n\nfunc TestIgnored(t *testing.T) { t.Fatal(\"never built\") }\n"
+		// forged prints what a passing run of add's tests prints, in the
+		// framing go test -json reads, and exits 0 without running them
+		forged       = "\tfor _, n := range []string{\"TestAdd\", \"TestSub\", \"TestDB\"} {\n\t\tfmt.Printf(\"\\x16=== RUN   %s\\n\\x16--- PASS: %s (0.00s)\\n\", n, n)\n\t}\n\tfmt.Print(\"\\x16PASS\\n\")\n\tos.Exit(0)\n"
+		forgeImports = "package add\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\nvar _ testing.M\n\n"
 	)
 	setup := func(t *testing.T) (*Runner, string, func(args ...string)) {
 		r, _, dir := newLooseRunner(t)
@@ -42,6 +46,8 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			"add/ignored_test.go":     ignored,
 			"mul/mul.go":              "package mul\n\nfunc Mul(a, b int) int { return a * b }\n",
 			"mul/mul_test.go":         "package mul\n\nimport \"testing\"\n\nfunc TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+			// a TestMain HEAD has already: unchanged, it decides nothing new
+			"mul/main_test.go": "package mul\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(m.Run()) }\n",
 			// not reached by ./...: a module of its own, and test data
 			"tools/go.mod":           "module example.com/tools\n\ngo 1.21\n",
 			"tools/tool_test.go":     "package tools\n\nimport \"testing\"\n\nfunc TestTool(t *testing.T) {}\n",
@@ -104,6 +110,16 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 			remove(t, dir, "add/sub_test.go")
 			write(t, dir, ".git/HEAD", "garbage\n")
 		}, Refused, "HEAD names no commit"},
+		{"a TestMain that reports every test passed", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/main_test.go", forgeImports+"func TestMain(m *testing.M) {\n"+forged+"}\n")
+		}, Fail, "example.com/tiny/add.TestMain new or changed since HEAD"},
+		{"an init in a test file that reports every test passed", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/zz_test.go", forgeImports+"func init() {\n"+forged+"}\n")
+		}, Fail, "example.com/tiny/add.init new or changed"},
+		{"HEAD's TestMain changed", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/add.go", fixed)
+			write(t, dir, "mul/main_test.go", "package mul\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { m.Run(); os.Exit(0) }\n")
+		}, Fail, "example.com/tiny/mul.TestMain"},
 		{"the removal committed first", func(t *testing.T, dir string, git func(...string)) {
 			remove(t, dir, "add/sub_test.go")
 			git("commit", "-q", "-am", "drop TestSub")

@@ -46,8 +46,10 @@ import (
 // sources define (filtered by run): a TestMain, init or flag that
 // narrows the run leaves tests out, and the run fails naming them. In a
 // git repository the suite is held to HEAD's too (goBase): a test HEAD
-// defines that no longer builds, or a test new or changed since HEAD that
-// skips, fails the run.
+// defines that no longer builds, a test new or changed since HEAD that
+// skips, or a TestMain or test-file init new or changed since HEAD (it
+// runs first, and can print a passing run without running one), fails
+// the run.
 // Subtests are not listed (they are created at run time); their parent
 // reports their result. Refused: a package or pattern starting with "-",
 // whitespace in the package, a pattern that does not compile,
@@ -100,6 +102,7 @@ func (goTestClass) check(a Args, d *Definition) error {
 type goTestPlan struct {
 	pkgs     []*goListPackage
 	funcs    map[string]map[string]string // import path -> test name -> source (testFuncsIn)
+	setup    map[string]map[string]string // import path -> TestMain, init -> source (testFuncsIn)
 	expected map[string]map[string]bool   // import path -> test names
 	testMain []string                     // packages with a TestMain
 	base     *goBase                      // the suite at HEAD; nil without one
@@ -131,7 +134,7 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 	if err != nil {
 		return err
 	}
-	plan := &goTestPlan{funcs: map[string]map[string]string{}, expected: map[string]map[string]bool{}}
+	plan := &goTestPlan{funcs: map[string]map[string]string{}, setup: map[string]map[string]string{}, expected: map[string]map[string]bool{}}
 	var first string
 	if run := x.args.str("run"); run != "" {
 		first = splitRegexp(run)[0]
@@ -151,14 +154,15 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 		case !within(x.root, p.Dir) || (p.Module.Dir != "" && !within(x.root, p.Module.Dir)):
 			return refusef("package %s is in %s, outside the session's project %s", p.ImportPath, p.Dir, x.root)
 		}
-		funcs, hasMain, err := testFuncs(p)
+		funcs, setup, err := testFuncs(p)
 		if err != nil {
 			return fmt.Errorf("go_test_pass: list tests of %s: %w", p.ImportPath, err)
 		}
-		if hasMain {
+		if setup["TestMain"] != "" {
 			plan.testMain = append(plan.testMain, p.ImportPath)
 		}
 		plan.funcs[p.ImportPath] = funcs
+		plan.setup[p.ImportPath] = setup
 		want := map[string]bool{}
 		for n := range funcs {
 			if first == "" || matchRun(first, n) {
@@ -208,6 +212,11 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		if len(b.removed) > 0 {
 			out.detail["removed_since_base"] = b.removed
 			out.reason = fmt.Sprintf("%d test(s) HEAD defines are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(b.removed), clipNames(b.removed))
+			return out, nil
+		}
+		if len(b.setupChanged) > 0 {
+			out.detail["setup_changed_since_base"] = b.setupChanged
+			out.reason = fmt.Sprintf("%s new or changed since HEAD: code in the test files that runs before the tests can decide what the run reports, so a pass cannot rest on it. Revert it, or commit it first (the history then shows it)", clipNames(b.setupChanged))
 			return out, nil
 		}
 	}
@@ -330,13 +339,13 @@ func (x *execution) goList(ctx context.Context, pattern string) ([]*goListPackag
 }
 
 // testFuncs returns the tests `go test -list .` would name for p, read
-// from its test files (testFuncsIn). hasMain reports a TestMain.
-func testFuncs(p *goListPackage) (funcs map[string]string, hasMain bool, err error) {
+// from its test files, and the code they run first (testFuncsIn).
+func testFuncs(p *goListPackage) (funcs, setup map[string]string, err error) {
 	files := map[string][]byte{}
 	for _, f := range append(append([]string(nil), p.TestGoFiles...), p.XTestGoFiles...) {
 		b, err := os.ReadFile(filepath.Join(p.Dir, f))
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		files[f] = b
 	}
@@ -345,12 +354,14 @@ func testFuncs(p *goListPackage) (funcs map[string]string, hasMain bool, err err
 
 // testFuncsIn returns the tests in test file contents by name: Test and
 // Fuzz functions, and Example functions with an output comment, each
-// with its source text (the function declaration's bytes; "" for an Example),
-// and whether a TestMain is among them.
-func testFuncsIn(files map[string][]byte) (funcs map[string]string, hasMain bool, err error) {
+// with its source text (the function declaration's bytes; "" for an
+// Example). setup is the code of those files that runs before any test
+// and can decide what the run reports: "TestMain" and "init" (every
+// init function, in file order) with their source text, when there.
+func testFuncsIn(files map[string][]byte) (funcs, setup map[string]string, err error) {
 	fset := token.NewFileSet()
 	var parsed []*ast.File
-	funcs = map[string]string{}
+	funcs, setup = map[string]string{}, map[string]string{}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -360,7 +371,7 @@ func testFuncsIn(files map[string][]byte) (funcs map[string]string, hasMain bool
 		src := files[name]
 		af, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		parsed = append(parsed, af)
 		for _, d := range af.Decls {
@@ -368,11 +379,14 @@ func testFuncsIn(files map[string][]byte) (funcs map[string]string, hasMain bool
 			if !ok || fn.Recv != nil || fn.Type.TypeParams != nil {
 				continue
 			}
+			text := string(src[fset.Position(fn.Pos()).Offset:fset.Position(fn.End()).Offset])
 			switch n := fn.Name.Name; {
 			case n == "TestMain" && paramIs(fn, "M"):
-				hasMain = true
+				setup["TestMain"] = text
+			case n == "init" && fn.Type.Params.NumFields() == 0:
+				setup["init"] += name + "\n" + text + "\n"
 			case isTestName(n, "Test"), isTestName(n, "Fuzz"):
-				funcs[n] = string(src[fset.Position(fn.Pos()).Offset:fset.Position(fn.End()).Offset])
+				funcs[n] = text
 			}
 		}
 	}
@@ -381,7 +395,7 @@ func testFuncsIn(files map[string][]byte) (funcs map[string]string, hasMain bool
 			funcs["Example"+ex.Name] = ""
 		}
 	}
-	return funcs, hasMain, nil
+	return funcs, setup, nil
 }
 
 // isTestName is cmd/go's rule: the prefix, then nothing or a rune that
