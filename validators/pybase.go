@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,10 +22,46 @@ import (
 // HEAD that is skipped or marked xfail; a skip or xfail mark counts as a
 // change, on the test, its class or its module (pytestmark, or a
 // statement run at import such as pytest.skip(allow_module_level=True)).
+//
+// pytest also runs code of the project's before any test: conftest.py,
+// and plugins its configuration loads. Such code can rewrite every
+// result (a pytest_runtest_makereport hook that turns failed into
+// passed), so a conftest.py new or changed since HEAD that can hook
+// pytest (pyTestsScript's loads_pytest), or a configuration file new or
+// changed since HEAD that loads a plugin (-p NAME), fails the run too.
 type pyBase struct {
 	commit  string
 	removed []string        // path::[Class::]test at HEAD, gone now
 	touched map[string]bool // path::[Class::]test new or changed since HEAD
+	// startup are the conftest.py and configuration files new or
+	// changed since HEAD that hook pytest or load a plugin.
+	startup []string
+}
+
+// pyConfigFiles are the files pytest reads its configuration from, in
+// the directory it runs in.
+var pyConfigFiles = []string{"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"}
+
+// pyStartupSpecs are the paths (relative to where pytest runs) of the
+// files it loads before the tests, beside the conftest.py files under
+// target: the conftest.py of each directory between there and target,
+// and the configuration files.
+func pyStartupSpecs(target string) []string {
+	specs := append([]string(nil), pyConfigFiles...)
+	for d := filepath.ToSlash(filepath.Dir(target)); d != "." && d != "/" && d != ""; d = filepath.ToSlash(filepath.Dir(d)) {
+		specs = append(specs, d+"/conftest.py")
+	}
+	return append(specs, "conftest.py")
+}
+
+// isPyStartup reports whether the file name of dir (both as git lists
+// them) is one pytest loads before the tests: a conftest.py in a
+// directory it collects, or a configuration file where it runs.
+func isPyStartup(dir, name string) bool {
+	if name == "conftest.py" {
+		return collectedDir(dir)
+	}
+	return dir == "." && slices.Contains(pyConfigFiles, name)
 }
 
 // pyTestsScript prints, as JSON, the test functions of the files a spec
@@ -34,7 +71,7 @@ type pyBase struct {
 // digest covers the function (without line numbers) and the marks of its
 // class and module.
 const pyTestsScript = `
-import ast, hashlib, json, sys
+import ast, hashlib, json, re, sys
 
 def marks(body):
     # what decides for every test below it: pytestmark, and statements
@@ -73,9 +110,54 @@ def tests(path, src):
                     out[path + "::" + n.name + "::" + m.name] = digest(ctx, m)
     return out
 
+DYNAMIC = {"globals", "locals", "vars", "setattr", "exec", "eval", "compile", "__import__", "import_module", "register"}
+
+def loads_pytest(path, src):
+    # whether a conftest.py can hook pytest: any name, attribute or
+    # string with pytest_ in it (a hook, pytest_plugins), or a call that
+    # could make one unseen (globals(), setattr, exec, an import by
+    # name, a plugin registered); one that does not parse, too
+    try:
+        tree = ast.parse(src, path)
+    except SyntaxError:
+        return True
+    for n in ast.walk(tree):
+        for v in (getattr(n, "name", None), getattr(n, "asname", None), getattr(n, "id", None), getattr(n, "attr", None), getattr(n, "arg", None)):
+            if isinstance(v, str) and "pytest_" in v:
+                return True
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "pytest_" in n.value:
+            return True
+        if isinstance(n, ast.Call) and (getattr(n.func, "id", None) in DYNAMIC or getattr(n.func, "attr", None) in DYNAMIC):
+            return True
+    return False
+
+def loads_plugin(src):
+    # whether a configuration file loads a plugin: -p NAME or -pNAME,
+    # other than -p no:NAME (which turns one off)
+    words = [w for w in re.split(r"[\s\"',\[\]=]+", src.decode("utf-8", "replace")) if w]
+    for i, w in enumerate(words):
+        name = words[i + 1] if w == "-p" and i + 1 < len(words) else w[2:] if w.startswith("-p") and not w.startswith("--") else None
+        if name and not name.startswith("no:"):
+            return True
+    return False
+
 with open(sys.argv[1]) as f:
     spec = json.load(f)
-res = {"head": {}, "now": {}, "errors": []}
+res = {"head": {}, "now": {}, "startup_head": {}, "startup_now": {}, "errors": []}
+for side in ("startup_head", "startup_now"):
+    for rel, path in spec[side]:
+        try:
+            with open(path, "rb") as f:
+                src = f.read()
+        except Exception as e:
+            res["errors"].append(side + " " + rel + ": " + str(e))
+            continue
+        sha = hashlib.sha256(src).hexdigest()
+        if side == "startup_head":
+            res[side][rel] = sha
+        else:
+            loads = loads_pytest(rel, src) if rel.endswith("conftest.py") else loads_plugin(src)
+            res[side][rel] = {"digest": sha, "loads": loads}
 for side in ("head", "now"):
     for rel, path in spec[side]:
         try:
@@ -101,22 +183,26 @@ func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, e
 	if !file {
 		spec += "/"
 	}
-	listed, err := x.lsTreeHEAD(git, true, spec)
+	specs := append([]string{spec}, pyStartupSpecs(target)...)
+	listed, err := x.lsTreeHEAD(git, true, specs...)
 	if err != nil {
 		return nil, err
 	}
-	var atHead []*headBlob
+	var atHead, startupAtHead []*headBlob
 	for _, b := range listed {
-		if file || isPyTestFile(b.dir, b.name) {
+		switch {
+		case isPyStartup(b.dir, b.name):
+			startupAtHead = append(startupAtHead, b)
+		case file && pathJoin(b.dir, b.name) == target, !file && isPyTestFile(b.dir, b.name):
 			atHead = append(atHead, b)
 		}
 	}
-	if err := x.readBlobs(git, atHead); err != nil {
+	if err := x.readBlobs(git, append(atHead, startupAtHead...)); err != nil {
 		return nil, err
 	}
 	// the files now: tracked, and new ones git does not ignore
 	var now bytes.Buffer
-	p, err := git("base-now", &now, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", spec)
+	p, err := git("base-now", &now, append([]string{"ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"}, specs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -125,25 +211,35 @@ func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, e
 		return nil, fmt.Errorf("%s: git ls-files failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-now.stderr"))
 	}
 	in := struct {
-		Head [][2]string `json:"head"`
-		Now  [][2]string `json:"now"`
-	}{Head: [][2]string{}, Now: [][2]string{}}
+		Head        [][2]string `json:"head"`
+		Now         [][2]string `json:"now"`
+		StartupHead [][2]string `json:"startup_head"`
+		StartupNow  [][2]string `json:"startup_now"`
+	}{Head: [][2]string{}, Now: [][2]string{}, StartupHead: [][2]string{}, StartupNow: [][2]string{}}
 	dir := filepath.Join(x.tmp, "pybase")
 	if err := os.MkdirAll(dir, 0o755); err != nil { // the caller's python reads it
 		return nil, err
 	}
-	for i, b := range atHead {
+	for i, b := range append(atHead, startupAtHead...) {
 		p := filepath.Join(dir, strconv.Itoa(i)+".py")
 		if err := os.WriteFile(p, b.data, 0o644); err != nil {
 			return nil, err
 		}
-		in.Head = append(in.Head, [2]string{pathJoin(b.dir, b.name), p})
+		if i < len(atHead) {
+			in.Head = append(in.Head, [2]string{pathJoin(b.dir, b.name), p})
+		} else {
+			in.StartupHead = append(in.StartupHead, [2]string{pathJoin(b.dir, b.name), p})
+		}
 	}
 	for _, rel := range strings.Split(now.String(), "\x00") {
-		if rel == "" || !(file || isPyTestFile(filepath.ToSlash(filepath.Dir(rel)), filepath.Base(rel))) {
-			continue
+		d, name := filepath.ToSlash(filepath.Dir(rel)), filepath.Base(rel)
+		switch {
+		case rel == "":
+		case isPyStartup(d, name):
+			in.StartupNow = append(in.StartupNow, [2]string{filepath.ToSlash(rel), filepath.Join(x.cwd, rel)})
+		case file && filepath.ToSlash(rel) == target, !file && isPyTestFile(d, name):
+			in.Now = append(in.Now, [2]string{filepath.ToSlash(rel), filepath.Join(x.cwd, rel)})
 		}
-		in.Now = append(in.Now, [2]string{filepath.ToSlash(rel), filepath.Join(x.cwd, rel)})
 	}
 	specFile := filepath.Join(dir, "spec.json")
 	b, _ := json.Marshal(in)
@@ -151,13 +247,18 @@ func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, e
 		return nil, err
 	}
 	var outb bytes.Buffer
-	p, err = x.runProc(ctx, []string{py, "-E", "-s", "-c", pyTestsScript, specFile}, x.tc.baseEnv(x.tmp), gitTimeout, "base-tests", &outb)
+	p, err = x.runProc(ctx, []string{py, "-E", "-s", "-B", "-c", pyTestsScript, specFile}, x.tc.baseEnv(x.tmp), gitTimeout, "base-tests", &outb)
 	if err != nil {
 		return nil, err
 	}
 	var res struct {
-		Head, Now map[string]string
-		Errors    []string
+		Head, Now   map[string]string
+		StartupHead map[string]string `json:"startup_head"`
+		StartupNow  map[string]struct {
+			Digest string
+			Loads  bool
+		} `json:"startup_now"`
+		Errors []string
 	}
 	if p.exitCode != 0 || json.Unmarshal(outb.Bytes(), &res) != nil {
 		return nil, fmt.Errorf("%s: reading the tests at HEAD failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-tests.stderr"))
@@ -172,6 +273,12 @@ func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, e
 			base.touched[id] = true
 		}
 	}
+	for rel, f := range res.StartupNow {
+		if f.Loads && f.Digest != res.StartupHead[rel] {
+			base.startup = append(base.startup, rel)
+		}
+	}
+	sort.Strings(base.startup)
 	sort.Strings(base.removed)
 	return base, nil
 }
@@ -186,11 +293,14 @@ func pathJoin(dir, name string) string {
 }
 
 // isPyTestFile is pytest's default collection: test_*.py or *_test.py,
-// in a directory none of whose parts its norecursedirs default skips.
+// in a directory it collects.
 func isPyTestFile(dir, name string) bool {
-	if !strings.HasSuffix(name, ".py") || !(strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py")) {
-		return false
-	}
+	return strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py")) && collectedDir(dir)
+}
+
+// collectedDir reports whether pytest's norecursedirs default leaves
+// every part of dir (as git lists it) to collect.
+func collectedDir(dir string) bool {
 	if dir == "." {
 		return true
 	}

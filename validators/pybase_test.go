@@ -43,12 +43,19 @@ func TestPytestPassAgainstHead(t *testing.T) {
 		// test_sub fails: sub is wrong
 		subTest = "from calc import sub\n\n\nclass TestSub:\n    def test_sub(self):\n        assert sub(3, 1) == 2\n"
 		envTest = "import os\nimport pytest\n\n@pytest.mark.skipif(not os.environ.get('DB_URL'), reason='no database')\ndef test_db():\n    pass\n"
+		// forge turns every failed result into a pass, as a conftest.py
+		// hook or a plugin may
+		forge = "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    rep = (yield).get_result()\n    if rep.failed:\n        rep.outcome = 'passed'\n"
+		// a hook HEAD has already: unchanged, it decides nothing new
+		headHook = "def pytest_configure(config):\n    config.addinivalue_line('markers', 'slow: a slow test')\n"
+		project  = "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n"
 	)
 	setup := func(t *testing.T) (*Runner, string, func(args ...string)) {
 		r, _, dir := newLooseRunner(t)
 		r.Toolchain.Python = &Tool{Path: py, Source: "system"}
 		writeFiles(t, dir, map[string]string{
-			"pyproject.toml":      "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+			"pyproject.toml":      project,
+			"conftest.py":         headHook,
 			"calc.py":             calc,
 			"tests/test_add.py":   addTest,
 			"tests/test_sub.py":   subTest,
@@ -92,6 +99,28 @@ func TestPytestPassAgainstHead(t *testing.T) {
 			write(t, dir, "calc.py", fixed)
 			write(t, dir, "tests/test_new.py", "def test_new():\n    pass\n")
 		}, Pass, ""},
+		{"a conftest.py that reports failures as passes", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/conftest.py", forge)
+		}, Fail, "tests/conftest.py new or changed since HEAD"},
+		{"HEAD's conftest.py given that hook", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "conftest.py", forge+"\n\n"+headHook)
+		}, Fail, "conftest.py new or changed since HEAD"},
+		{"a conftest.py that makes the hook unseen", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/forge.py", forge)
+			write(t, dir, "tests/conftest.py", "import importlib\n\nm = importlib.import_module('forge')\nfor k in dir(m):\n    if k.startswith('py' + 'test_'):\n        globals()[k] = getattr(m, k)\n")
+		}, Fail, "tests/conftest.py"},
+		{"a plugin the configuration loads", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "forge.py", forge)
+			write(t, dir, "pyproject.toml", project+"addopts = \"-p forge\"\n")
+		}, Fail, "pyproject.toml new or changed since HEAD"},
+		{"a conftest.py with a fixture", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "calc.py", fixed)
+			write(t, dir, "tests/conftest.py", "import pytest\n\n@pytest.fixture\ndef two():\n    return 2\n")
+		}, Pass, ""},
+		{"a plugin turned off by the configuration", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "calc.py", fixed)
+			write(t, dir, "pyproject.toml", project+"addopts = \"-p no:warnings\"\n")
+		}, Pass, ""},
 		{"the removal committed first", func(t *testing.T, dir string, git func(...string)) {
 			remove(t, dir, "tests/test_sub.py")
 			git("commit", "-q", "-am", "drop test_sub")
@@ -100,6 +129,10 @@ func TestPytestPassAgainstHead(t *testing.T) {
 		res := tc.run(t, setup, "pytest_pass", `{"target":"."}`)
 		if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["tests/test_new.py::test_new"]`) {
 			t.Errorf("the pass does not name the test the change wrote: %s", res.Entry.Body)
+		}
+		// pytest wrote nothing into the project: the pass pins the tree
+		if tc.want == Pass && strings.Contains(string(res.Entry.Body), "changed while the validator ran") {
+			t.Errorf("%s: the run changed the working tree: %s", tc.name, res.Entry.Body)
 		}
 	}
 }

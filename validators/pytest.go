@@ -15,20 +15,24 @@ import (
 )
 
 // pytestClass implements pytest_pass {target, required_runs, timeout}:
-// runs `<python> -E -s -m pytest -p no:cacheprovider target`
+// runs `<python> -E -s -B -m pytest -p no:cacheprovider target`
 // required_runs times with the harness's python3 (config python when it
 // is an absolute path, else the toolchain's) and environment: a fixed
 // PATH, a private TMPDIR and HOME, no PYTHON* or PYTEST_* variables of
-// the caller (-E), no user site directory (-s). PASS when every run
-// exits 0 and its summary line reports at least one passed test and no
-// failures or errors; "no tests ran" is FAIL. With the rule's scope
-// "project" the target must be "." and pytest runs from the project's
-// Python root with no target (its configured testpaths, else
-// everything), and a deselected test fails the run. In a git repository
-// the suite is held to HEAD's too (pyBase): a test HEAD defines that is
-// gone, or a test new or changed since HEAD that is skipped or marked
-// xfail, fails the run. Refused: an empty target, a target starting with
-// "-", required_runs < 1.
+// the caller (-E), no user site directory (-s), no bytecode written
+// into the project (-B: -E drops PYTHONDONTWRITEBYTECODE, and a new
+// __pycache__ would leave the pass without a working-tree digest).
+// PASS when every run exits 0 and its summary line reports at least
+// one passed test and no failures or errors; "no tests ran" is FAIL.
+// With the rule's scope "project" the target must be "." and pytest
+// runs from the project's Python root with no target (its configured
+// testpaths, else everything), and a deselected test fails the run. In
+// a git repository the suite is held to HEAD's too (pyBase): a test
+// HEAD defines that is gone, a test new or changed since HEAD that is
+// skipped or marked xfail, or a conftest.py or configuration file new
+// or changed since HEAD that hooks pytest or loads a plugin, fails the
+// run. Refused: an empty target, a target starting with "-",
+// required_runs < 1.
 type pytestClass struct{}
 
 type pytestConfig struct {
@@ -106,7 +110,7 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	py := tool.Path
 	// -v: a line per test, -rs: a line per skip (a module's too), for the
 	// skips of tests the change touched
-	argv := []string{py, "-E", "-s", "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v", "-rs"}
+	argv := []string{py, "-E", "-s", "-B", "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v", "-rs"}
 	whole := x.rule.Scope == "project"
 	target := "."
 	if !whole {
@@ -126,6 +130,11 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		if len(base.removed) > 0 {
 			out.detail["removed_since_base"] = base.removed
 			out.reason = fmt.Sprintf("%d test(s) HEAD defines are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(base.removed), clipNames(base.removed))
+			return out, nil
+		}
+		if len(base.startup) > 0 {
+			out.detail["startup_changed_since_base"] = base.startup
+			out.reason = fmt.Sprintf("%s new or changed since HEAD, and can hook pytest or load a plugin: code pytest runs before the tests can rewrite what the run reports, so a pass cannot rest on it. Revert it, or commit it first (the history then shows it)", clipNames(base.startup))
 			return out, nil
 		}
 	}
