@@ -3,6 +3,9 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -12,18 +15,21 @@ import (
 // workspace_roots. docket maps:
 //
 //	beforeShellExecution {command, cwd}          → PreToolUse of "Bash" {"command"}
-//	beforeMCPExecution   {tool_name, tool_input} → PreToolUse of tool_name
+//	beforeMCPExecution   {tool_name, tool_input} → PreToolUse of tool_name (KindMCP)
 //	preToolUse           {tool_name, tool_input} → PreToolUse
 //	afterFileEdit        {file_path, edits}      → PostToolUse of "Edit" {"file_path","edits"}
 //	afterShellExecution  {command, output}       → PostToolUse of "Bash"
-//	afterMCPExecution    {tool_name, result_json}→ PostToolUse of tool_name
+//	afterMCPExecution    {tool_name, result_json}→ PostToolUse of tool_name (KindMCP)
 //	postToolUse, postToolUseFailure              → PostToolUse, PostToolUseFailure
 //	stop                 {status, loop_count}    → Stop
 //	subagentStop                                 → SubagentStop
 //	beforeSubmitPrompt   {prompt}                → UserPromptSubmit
 //
 // The conversation is the session (conversation_id) and the generation
-// the turn (generation_id). Cursor's stop payload carries no final
+// the turn (generation_id). Cursor's MCP events name the tool alone,
+// its server only by url or command (cursorMCPServer names it from
+// them), and send tool_input and result_json as JSON text, which is read
+// as the JSON value it holds. Cursor's stop payload carries no final
 // message; the gate falls back to transcript_path when Cursor sends one.
 var cursorNames = table[string]{
 	{"beforeShellExecution", PreToolUse},
@@ -123,12 +129,19 @@ func decodeCursor(payload []byte) (*Event, error) {
 		e.ToolInput, err = rawObject(in)
 	default:
 		e.ToolName = p.Get("tool_name").String()
+		mcp := e.RawName == "beforeMCPExecution" || e.RawName == "afterMCPExecution"
 		if v := p.Get("tool_input"); v.Exists() {
 			e.ToolInput = json.RawMessage(v.Raw)
+			if mcp {
+				e.ToolInput = jsonText(v)
+			}
 		}
 		for _, k := range []string{"tool_output", "tool_response", "result_json"} {
 			if v := p.Get(k); v.Exists() {
 				e.ToolResponse = json.RawMessage(v.Raw)
+				if mcp {
+					e.ToolResponse = jsonText(v)
+				}
 				break
 			}
 		}
@@ -144,9 +157,56 @@ func decodeCursor(payload []byte) (*Event, error) {
 	}
 	if e.IsTool() {
 		e.ToolKind = KindOf(e.ToolName)
+		server := cursorMCPServer(p.Get("url").String(), p.Get("command").String())
+		if (e.RawName == "beforeMCPExecution" || e.RawName == "afterMCPExecution") && server != "" {
+			e.MCPServer, e.MCPTool = server, mcpPart(e.ToolName)
+			e.ToolKind = KindMCP
+		}
 		classifyFailure(e)
 	}
 	return e, nil
+}
+
+// cursorMCPServer names the MCP server of a Cursor call, which Cursor
+// gives only as the url or the command it reaches it by: the url's host
+// ("mcp-linear-app" for https://mcp.linear.app/sse), else the base name of
+// the command's last word that makes a name ("server-github" for npx -y
+// @modelcontextprotocol/server-github); "" when neither makes one.
+func cursorMCPServer(rawURL, command string) string {
+	if u, err := url.Parse(rawURL); rawURL != "" && err == nil {
+		return mcpPart(u.Hostname())
+	}
+	words := strings.Fields(command)
+	for i := len(words) - 1; i >= 0; i-- {
+		if s := mcpPart(path.Base(words[i])); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// mcpPart is s made a part of an MCP name: every character an MCP
+// name cannot hold turned into '-'; "" unless it then starts with a
+// letter.
+func mcpPart(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	if !safeMCPPart(string(b)) {
+		return ""
+	}
+	return string(b)
+}
+
+// jsonText is v, or, when v is a string holding a JSON value, that value.
+func jsonText(v gjson.Result) json.RawMessage {
+	if v.Type == gjson.String && gjson.Valid(v.Str) {
+		return json.RawMessage(v.Str)
+	}
+	return json.RawMessage(v.Raw)
 }
 
 func rawObject(v map[string]any) (json.RawMessage, error) {

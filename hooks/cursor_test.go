@@ -17,6 +17,9 @@ func TestDecodeCursor(t *testing.T) {
 	}{
 		{"shell", cursorShell, PreToolUse, "Bash", `{"command":"rm -rf build"}`, "/work/p/sub", false},
 		{"mcp", cursorMCP, PreToolUse, "create_issue", `{"title":"x"}`, "/work/p", false},
+		// Cursor's documented form: the arguments as JSON text
+		{"mcp, arguments as text", `{"conversation_id":"c","hook_event_name":"beforeMCPExecution","tool_name":"create_issue","tool_input":"{\"title\":\"x\"}","command":"npx server"}`,
+			PreToolUse, "create_issue", `{"title":"x"}`, "", false},
 		{"edit", cursorEdit, PostToolUse, "Edit", `{"edits":[{"old_string":"a","new_string":"b"}],"file_path":"/work/p/main.go"}`, "/work/p", false},
 		{"stop", cursorStop, Stop, "", "", "/work/p", true},
 		{"after shell", `{"conversation_id":"c","hook_event_name":"afterShellExecution","command":"make","output":"ok","duration":12}`,
@@ -49,6 +52,40 @@ func TestDecodeCursor(t *testing.T) {
 	e, _ := DecodeCursor([]byte(cursorShell))
 	if e.SessionID != "c-1" || e.TurnID != "gen-1" || e.RawName != "beforeShellExecution" {
 		t.Errorf("ids: %+v", e)
+	}
+}
+
+// Cursor's MCP events name the tool alone, and the server only by the
+// url or command it is reached by: the call is an MCP server's, named
+// from those. Arguments and result sent as JSON text are read as JSON;
+// text that is not JSON stays text.
+func TestDecodeCursorMCP(t *testing.T) {
+	for _, tc := range []struct {
+		name, payload, mcp, input, response string
+	}{
+		{"by url", cursorMCP, "mcp__mcp-example__create_issue", `{"title":"x"}`, ""},
+		{"by command", `{"conversation_id":"c","hook_event_name":"afterMCPExecution","tool_name":"search","tool_input":"{\"q\":\"go\"}","result_json":"{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}","command":"npx -y @modelcontextprotocol/server-github","duration":5}`,
+			"mcp__server-github__search", `{"q":"go"}`, `{"content":[{"type":"text","text":"ok"}]}`},
+		{"a command ending in a number", `{"conversation_id":"c","hook_event_name":"beforeMCPExecution","tool_name":"get.page","tool_input":{},"command":"node ./srv/web.js --port 3000"}`,
+			"mcp__web-js__get-page", `{}`, ""},
+		{"text that is not JSON", `{"conversation_id":"c","hook_event_name":"afterMCPExecution","tool_name":"search","tool_input":"{","result_json":"plain","url":"http://127.0.0.1:9/mcp"}`,
+			"", `"{"`, `"plain"`},
+		{"no server named", `{"conversation_id":"c","hook_event_name":"beforeMCPExecution","tool_name":"search","tool_input":{}}`, "", `{}`, ""},
+	} {
+		e, err := DecodeCursor([]byte(tc.payload))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		wantKind := KindMCP
+		if tc.mcp == "" {
+			wantKind = KindOther
+		}
+		if e.MCPName() != tc.mcp || e.Kind() != wantKind {
+			t.Errorf("%s: MCP name %q kind %q, want %q %q", tc.name, e.MCPName(), e.Kind(), tc.mcp, wantKind)
+		}
+		if string(e.ToolInput) != tc.input || tc.response != "" && string(e.ToolResponse) != tc.response {
+			t.Errorf("%s: input %s response %s, want %s and %s", tc.name, e.ToolInput, e.ToolResponse, tc.input, tc.response)
+		}
 	}
 }
 
