@@ -116,6 +116,17 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 		{"an init in a test file that reports every test passed", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "add/zz_test.go", forgeImports+"func init() {\n"+forged+"}\n")
 		}, Fail, "example.com/tiny/add.init new or changed"},
+		// the same, from code the base check does not read: an init in a
+		// source file, and HEAD's own TestMain that never runs the tests
+		{"an init in a source file that reports every test passed", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "add/zz.go", "package add\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"strings\"\n)\n\n"+
+				"func init() {\n\tif !strings.HasSuffix(os.Args[0], \".test\") {\n\t\treturn\n\t}\n"+forged+"}\n")
+		}, Fail, "reported without running the tests"},
+		{"HEAD's TestMain that never runs the tests, committed", func(t *testing.T, dir string, git func(...string)) {
+			write(t, dir, "add/main_test.go", forgeImports+"func TestMain(m *testing.M) {\n"+forged+"}\n")
+			git("add", "-A")
+			git("commit", "-q", "-m", "a TestMain")
+		}, Fail, "example.com/tiny/add reported without running the tests"},
 		{"HEAD's TestMain changed", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "add/add.go", fixed)
 			write(t, dir, "mul/main_test.go", "package mul\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { m.Run(); os.Exit(0) }\n")
@@ -128,6 +139,12 @@ func TestGoTestPassAgainstHead(t *testing.T) {
 		res := tc.run(t, setup, "go_test_pass", `{"package":"./..."}`)
 		if tc.name == "a new test" && !strings.Contains(string(res.Entry.Body), `"tests_changed_since_base":["example.com/tiny/add.TestNew"]`) {
 			t.Errorf("the pass does not name the test it rests on that the change wrote: %s", res.Entry.Body)
+		}
+		// the check test is added to the run, not to the project, and is
+		// not counted: TestAdd, TestSub and TestMul ran, TestDB skipped
+		if tc.name == "the bug fixed" && (!strings.Contains(string(res.Entry.Body), `"tests_run":3,`) ||
+			!strings.Contains(string(res.Entry.Body), `"digest":"`) || strings.Contains(string(res.Entry.Body), "changed while")) {
+			t.Errorf("the pass counts or writes the check test: %s", res.Entry.Body)
 		}
 	}
 	// the commit's tree and files are read, not kept: detail.base names them

@@ -50,6 +50,9 @@ import (
 // skips, or a TestMain or test-file init new or changed since HEAD (it
 // runs first, and can print a passing run without running one), fails
 // the run.
+// Without a -run filter the run also holds a check test the validator
+// adds through -overlay under a random name (gocheck.go): a package that
+// does not report it passed reported without running its tests.
 // Subtests are not listed (they are created at run time); their parent
 // reports their result. Refused: a package or pattern starting with "-",
 // whitespace in the package, a pattern that does not compile,
@@ -106,6 +109,7 @@ type goTestPlan struct {
 	expected map[string]map[string]bool   // import path -> test names
 	testMain []string                     // packages with a TestMain
 	base     *goBase                      // the suite at HEAD; nil without one
+	check    *goCheck                     // the check test (gocheck.go); nil with a -run filter
 }
 
 func (goTestClass) prepare(ctx context.Context, x *execution) error {
@@ -138,6 +142,8 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 	var first string
 	if run := x.args.str("run"); run != "" {
 		first = splitRegexp(run)[0]
+	} else if plan.check, err = newGoCheck(); err != nil {
+		return err
 	}
 	for _, p := range pkgs {
 		switch {
@@ -170,6 +176,7 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 			}
 		}
 		plan.expected[p.ImportPath] = want
+		plan.check.add(p)
 		plan.pkgs = append(plan.pkgs, p)
 	}
 	if plan.base, err = x.goBaseOf(ctx, plan, first); err != nil {
@@ -187,6 +194,13 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	argv := []string{x.tc.Go.Path, "test", "-count=1", "-json"}
 	if run := x.args.str("run"); run != "" {
 		argv = append(argv, "-run", run)
+	}
+	if plan.check != nil && len(plan.check.pkgs) > 0 {
+		ov, err := plan.check.overlay(filepath.Join(x.tmp, "check"), plan.pkgs)
+		if err != nil {
+			return nil, fmt.Errorf("go_test_pass: write the check test: %w", err)
+		}
+		argv = append(argv, "-overlay="+ov)
 	}
 	argv = append(argv, x.args.str("package"))
 	env := x.goEnv()
@@ -221,7 +235,10 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		}
 	}
 	for i := 1; i <= runs; i++ {
-		sum := goTestSummary{reported: map[string]map[string]bool{}}
+		sum := goTestSummary{reported: map[string]map[string]bool{}, checked: map[string]bool{}}
+		if plan.check != nil {
+			sum.check = plan.check.name
+		}
 		lw := &lineWriter{fn: sum.line}
 		p, err := x.runProc(ctx, argv, env, timeout, fmt.Sprintf("run%d", i), lw)
 		if err != nil {
@@ -235,6 +252,9 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		reason := sum.verdict(p, timeout, x.args.str("run"))
 		if reason == "" {
 			reason = sum.compare(plan.expected)
+		}
+		if reason == "" {
+			reason = plan.check.missing(sum.checked)
 		}
 		if reason == "" && plan.base != nil {
 			reason = sum.skippedTouched(plan.base)
@@ -299,6 +319,7 @@ func modIgnores(dir string) []string {
 // goListPackage is the part of `go list -json` go_test_pass reads.
 type goListPackage struct {
 	ImportPath string
+	Name       string
 	Dir        string
 	Standard   bool
 	Module     *struct {
@@ -313,7 +334,7 @@ type goListPackage struct {
 // goList resolves pattern with the harness's go in x.cwd.
 func (x *execution) goList(ctx context.Context, pattern string) ([]*goListPackage, error) {
 	var buf bytes.Buffer
-	argv := []string{x.tc.Go.Path, "list", "-e", "-json=ImportPath,Dir,Standard,Module,TestGoFiles,XTestGoFiles,Error", pattern}
+	argv := []string{x.tc.Go.Path, "list", "-e", "-json=ImportPath,Name,Dir,Standard,Module,TestGoFiles,XTestGoFiles,Error", pattern}
 	p, err := x.runProc(ctx, argv, x.goEnv(), 2*time.Minute, "list", &buf)
 	if err != nil {
 		return nil, err
@@ -487,6 +508,10 @@ type goTestSummary struct {
 	// skip), by package.
 	reported map[string]map[string]bool
 	skips    [][2]string // package and test (or subtest) of each skip
+	// check is the check test's name (gocheck.go), counted apart:
+	// checked holds the packages that reported it passed.
+	check   string
+	checked map[string]bool
 }
 
 // skippedTouched returns "" unless a test new or changed since the base
@@ -533,6 +558,12 @@ func (s *goTestSummary) line(b []byte) {
 		return // not an event (e.g. a build error on stdout)
 	}
 	top := e.Test != "" && !strings.Contains(e.Test, "/")
+	if top && s.check != "" && e.Test == s.check {
+		if e.Action == "pass" {
+			s.checked[e.Package] = true
+		}
+		return
+	}
 	if top && s.reported != nil && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
 		if s.reported[e.Package] == nil {
 			s.reported[e.Package] = map[string]bool{}
