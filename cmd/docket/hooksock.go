@@ -227,7 +227,7 @@ func callerCanRead(ev *hooks.Event, peer hookclient.Peer) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", k, path, err)
 		}
-		ok := permits(st, peer, 0o004)
+		ok := permits(fileRef{st: st, path: real}, peer, 0o004)
 		if ok {
 			if ok, err = callerSearches(filepath.Dir(real), peer); err != nil {
 				return fmt.Errorf("%s %s: %w", k, path, err)
@@ -258,7 +258,8 @@ func callerEnters(dir string, peer hookclient.Peer) error {
 	if err != nil || !st.IsDir() {
 		return nil
 	}
-	ok := permits(st, peer, 0o004) && permits(st, peer, 0o001)
+	at := fileRef{st: st, path: real}
+	ok := permits(at, peer, 0o004) && permits(at, peer, 0o001)
 	if ok {
 		if ok, err = callerSearches(filepath.Dir(real), peer); err != nil {
 			return fmt.Errorf("cwd %s: %w", dir, err)
@@ -278,7 +279,7 @@ func callerSearches(dir string, peer hookclient.Peer) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if !permits(st, peer, 0o001) {
+		if !permits(fileRef{st: st, path: dir}, peer, 0o001) {
 			return false, nil
 		}
 		if dir == filepath.Dir(dir) {
@@ -335,7 +336,7 @@ func callerMayRead(f *os.File, path string, peer hookclient.Peer) error {
 		return fmt.Errorf("stat %s: %w", path, err)
 	case !st.Mode().IsRegular():
 		return refuse(fmt.Sprintf("not a regular file (%v)", st.Mode().Type()))
-	case !permits(st, peer, 0o004):
+	case !permits(fileRef{st: st, f: f}, peer, 0o004):
 		return refuse(fmt.Sprintf("mode %v, owner uid %s", st.Mode().Perm(), ownerOf(st)))
 	}
 	// The kernel's name for the open file: its real place, whatever

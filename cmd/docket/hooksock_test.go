@@ -3,16 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/docket/docket/hooks"
 	"github.com/docket/docket/internal/hookclient"
@@ -162,7 +167,9 @@ func TestCallerEnters(t *testing.T) {
 // kernel does for the caller's process: the owner's bits for its owner
 // (whatever the others' say), else the group's for a member — by its
 // primary group or a supplementary one, read from /proc/PID/status of
-// the caller's process — else the world's.
+// the caller's process — else the world's; and, on a file with an
+// access ACL, as the ACL decides (its entries written here as the
+// xattr, which also sets the mode's bits).
 func TestPermitsAsTheKernel(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a caller process of another uid with supplementary groups")
@@ -179,22 +186,45 @@ func TestPermitsAsTheKernel(t *testing.T) {
 	peer := hookclient.Peer{UID: uid, GID: primary, PID: int32(cmd.Process.Pid)}
 	setpriv, _ := exec.LookPath("setpriv") // util-linux: the kernel's own answer, when there
 	dir := openDir(t)
+	const none = ^uint32(0) // the id of an entry that names no one
 	for _, tc := range []struct {
 		name      string
 		uid, gid  int
 		mode      os.FileMode
+		acl       []aclEntry
 		permitted bool
 	}{
-		{"world", 0, other, 0o755, true},
-		{"the owner's bits", int(uid), other, 0o700, true},
-		{"the owner's bits deny, the world's allow", int(uid), other, 0o077, false},
-		{"primary group", 0, primary, 0o750, true},
-		{"supplementary group", 0, supplementary, 0o750, true},
-		{"another group", 0, other, 0o750, false},
-		{"the group's bits deny, the world's allow", 0, supplementary, 0o705, false},
+		{"world", 0, other, 0o755, nil, true},
+		{"the owner's bits", int(uid), other, 0o700, nil, true},
+		{"the owner's bits deny, the world's allow", int(uid), other, 0o077, nil, false},
+		{"primary group", 0, primary, 0o750, nil, true},
+		{"supplementary group", 0, supplementary, 0o750, nil, true},
+		{"another group", 0, other, 0o750, nil, false},
+		{"the group's bits deny, the world's allow", 0, supplementary, 0o705, nil, false},
+		{"ACL: the world's bits allow, the caller's entry denies", 0, other, 0, []aclEntry{
+			{aclUserObj, 7, none}, {aclUser, 4, uid}, {aclGroupObj, 5, none}, {aclMask, 5, none}, {aclOther, 5, none},
+		}, false},
+		{"ACL: the mode's bits deny, the caller's entry grants", 0, other, 0, []aclEntry{
+			{aclUserObj, 7, none}, {aclUser, 5, uid}, {aclGroupObj, 0, none}, {aclMask, 5, none}, {aclOther, 0, none},
+		}, true},
+		{"ACL: the mask takes x from a group's entry", 0, other, 0, []aclEntry{
+			{aclUserObj, 7, none}, {aclGroupObj, 0, none}, {aclGroup, 5, supplementary}, {aclMask, 4, none}, {aclOther, 5, none},
+		}, false},
+		{"ACL: a supplementary group's entry grants", 0, other, 0, []aclEntry{
+			{aclUserObj, 7, none}, {aclGroupObj, 0, none}, {aclGroup, 5, supplementary}, {aclMask, 5, none}, {aclOther, 0, none},
+		}, true},
+		{"ACL: the file's group denies, another of the caller's grants", 0, primary, 0, []aclEntry{
+			{aclUserObj, 7, none}, {aclGroupObj, 4, none}, {aclGroup, 5, supplementary}, {aclMask, 5, none}, {aclOther, 0, none},
+		}, true},
+		{"ACL: a group matched, none grants, the world's would", 0, primary, 0, []aclEntry{
+			{aclUserObj, 7, none}, {aclGroupObj, 4, none}, {aclGroup, 4, supplementary}, {aclMask, 7, none}, {aclOther, 5, none},
+		}, false},
+		{"ACL: an empty mask, the kernel reads the mode's bits", 0, other, 0, []aclEntry{
+			{aclUserObj, 7, none}, {aclUser, 7, uid}, {aclGroupObj, 0, none}, {aclMask, 0, none}, {aclOther, 5, none},
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+			p := filepath.Join(dir, strings.NewReplacer(" ", "_", ":", "", ",", "").Replace(tc.name))
 			if err := os.Mkdir(p, 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -204,12 +234,30 @@ func TestPermitsAsTheKernel(t *testing.T) {
 			if err := os.Chmod(p, tc.mode); err != nil {
 				t.Fatal(err)
 			}
+			if tc.acl != nil {
+				err := unix.Setxattr(p, aclXattr, aclBytes(tc.acl...), 0)
+				if errors.Is(err, unix.ENOTSUP) {
+					t.Skipf("the file system of %s has no ACLs: %v", dir, err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			st, err := os.Stat(p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := permits(st, peer, 0o001); got != tc.permitted {
-				t.Fatalf("permits(%v %d:%d) = %v, want %v", tc.mode, tc.uid, tc.gid, got, tc.permitted)
+			if got := permits(fileRef{st: st, path: p}, peer, 0o001); got != tc.permitted {
+				t.Fatalf("permits(%v %d:%d) = %v, want %v", st.Mode(), tc.uid, tc.gid, got, tc.permitted)
+			}
+			// the open file's ACL decides as its path's does
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if got := permits(fileRef{st: st, f: f}, peer, 0o001); got != tc.permitted {
+				t.Fatalf("permits(open %v %d:%d) = %v, want %v", st.Mode(), tc.uid, tc.gid, got, tc.permitted)
 			}
 			if setpriv == "" {
 				return
@@ -221,6 +269,87 @@ func TestPermitsAsTheKernel(t *testing.T) {
 				t.Errorf("the kernel says %v (%v) for the caller, permits %v", err == nil, err, tc.permitted)
 			}
 		})
+	}
+}
+
+// aclBytes is an access ACL as its xattr holds it.
+func aclBytes(entries ...aclEntry) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, aclVersion)
+	for _, e := range entries {
+		b = binary.LittleEndian.AppendUint16(b, e.tag)
+		b = binary.LittleEndian.AppendUint16(b, e.perm)
+		b = binary.LittleEndian.AppendUint32(b, e.id)
+	}
+	return b
+}
+
+// TestPermitsByACL: the ACL decision on the xattr's bytes, without root
+// (TestPermitsAsTheKernel asks the kernel the same on real files), and
+// the refusal of an xattr the kernel would not have stored, which no
+// file system returns to be tested on.
+func TestPermitsByACL(t *testing.T) {
+	const uid, gid, primary, supplementary, other = 4242, 5000, 5001, 5002, 5003
+	const none = ^uint32(0)
+	base := func(named ...aclEntry) []byte { // named between USER_OBJ rwx and OTHER r-x
+		acl := append([]aclEntry{{aclUserObj, 7, none}}, named...)
+		acl = append(acl, aclEntry{aclOther, 5, none})
+		slices.SortStableFunc(acl, func(a, b aclEntry) int { return int(a.tag) - int(b.tag) })
+		return aclBytes(acl...)
+	}
+	for _, tc := range []struct {
+		name      string
+		xattr     []byte
+		fileGID   uint32
+		permitted bool
+	}{
+		{"no named entries: OTHER", base(aclEntry{aclGroupObj, 4, none}), other, true},
+		{"the file's group: GROUP_OBJ", base(aclEntry{aclGroupObj, 4, none}), primary, false},
+		{"the caller's entry denies, OTHER would grant",
+			base(aclEntry{aclUser, 4, uid}, aclEntry{aclGroupObj, 5, none}, aclEntry{aclMask, 5, none}), other, false},
+		{"the caller's entry grants",
+			aclBytes(aclEntry{aclUserObj, 7, none}, aclEntry{aclUser, 5, uid}, aclEntry{aclGroupObj, 0, none}, aclEntry{aclMask, 5, none}, aclEntry{aclOther, 0, none}), other, true},
+		{"the mask takes x from the caller's entry",
+			base(aclEntry{aclUser, 7, uid}, aclEntry{aclGroupObj, 4, none}, aclEntry{aclMask, 6, none}), other, false},
+		{"another user's entry: OTHER",
+			base(aclEntry{aclUser, 0, uid + 1}, aclEntry{aclGroupObj, 4, none}, aclEntry{aclMask, 7, none}), other, true},
+		{"the mask takes x from a group's entry",
+			base(aclEntry{aclGroupObj, 0, none}, aclEntry{aclGroup, 5, supplementary}, aclEntry{aclMask, 4, none}), other, false},
+		{"a supplementary group's entry grants",
+			aclBytes(aclEntry{aclUserObj, 7, none}, aclEntry{aclGroupObj, 0, none}, aclEntry{aclGroup, 5, supplementary}, aclEntry{aclMask, 5, none}, aclEntry{aclOther, 0, none}), other, true},
+		{"the file's group denies, another grants",
+			aclBytes(aclEntry{aclUserObj, 7, none}, aclEntry{aclGroupObj, 4, none}, aclEntry{aclGroup, 5, supplementary}, aclEntry{aclMask, 5, none}, aclEntry{aclOther, 0, none}), primary, true},
+		{"a group matched, none grants, OTHER would",
+			base(aclEntry{aclGroupObj, 4, none}, aclEntry{aclGroup, 4, supplementary}, aclEntry{aclMask, 7, none}), primary, false},
+		{"another group's entry: OTHER",
+			base(aclEntry{aclGroupObj, 4, none}, aclEntry{aclGroup, 0, other}, aclEntry{aclMask, 7, none}), gid, true},
+		{"malformed: empty", nil, other, false},
+		{"malformed: version 1", append([]byte{1}, base(aclEntry{aclGroupObj, 5, none})[1:]...), other, false},
+		{"malformed: a partial entry", append(base(aclEntry{aclGroupObj, 5, none}), aclOther, 0, 5), other, false},
+		{"malformed: no entries", aclBytes(), other, false},
+		{"malformed: no OTHER", aclBytes(aclEntry{aclUserObj, 7, none}, aclEntry{aclGroupObj, 5, none}), other, false},
+		{"malformed: no USER_OBJ", aclBytes(aclEntry{aclGroupObj, 5, none}, aclEntry{aclOther, 5, none}), other, false},
+		{"malformed: no GROUP_OBJ", base(), other, false},
+		{"malformed: two OTHERs", aclBytes(aclEntry{aclUserObj, 7, none}, aclEntry{aclGroupObj, 5, none}, aclEntry{aclOther, 5, none}, aclEntry{aclOther, 5, none}), other, false},
+		{"malformed: a named entry without a mask", base(aclEntry{aclUser, 5, uid}, aclEntry{aclGroupObj, 5, none}), other, false},
+		{"malformed: two masks", base(aclEntry{aclGroupObj, 5, none}, aclEntry{aclMask, 5, none}, aclEntry{aclMask, 5, none}), other, false},
+		{"malformed: out of order",
+			aclBytes(aclEntry{aclUserObj, 7, none}, aclEntry{aclGroupObj, 5, none}, aclEntry{aclUser, 5, uid}, aclEntry{aclMask, 5, none}, aclEntry{aclOther, 5, none}), other, false},
+		{"malformed: an unknown tag", base(aclEntry{aclGroupObj, 5, none}, aclEntry{0x40, 5, none}), other, false},
+		{"malformed: a perm beyond rwx", base(aclEntry{aclGroupObj, 5 | 8, none}), other, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inGroup := func(g uint32) bool { return g == primary || g == supplementary }
+			if got := aclPermits(tc.xattr, uid, tc.fileGID, inGroup, 1); got != tc.permitted {
+				t.Fatalf("aclPermits(%x, uid %d, gid %d) = %v, want %v", tc.xattr, uid, tc.fileGID, got, tc.permitted)
+			}
+		})
+	}
+	// the caller's own entry decides without asking for its groups (a
+	// read of /proc/PID/status)
+	acl := base(aclEntry{aclUser, 5, uid}, aclEntry{aclGroupObj, 5, none}, aclEntry{aclMask, 5, none})
+	asked := func(uint32) bool { t.Error("the caller's groups were asked for"); return false }
+	if !aclPermits(acl, uid, other, asked, 1) {
+		t.Error("the caller's entry does not grant")
 	}
 }
 
