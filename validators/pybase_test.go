@@ -2,6 +2,7 @@ package validators
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -113,6 +114,13 @@ func TestPytestPassAgainstHead(t *testing.T) {
 			write(t, dir, "forge.py", forge)
 			write(t, dir, "pyproject.toml", project+"addopts = \"-p forge\"\n")
 		}, Fail, "pyproject.toml new or changed since HEAD"},
+		// pytest finds a configuration above a project that has none, and
+		// loads the conftest.py beside it
+		{"a configuration and a conftest.py above the project", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "pyproject.toml", strings.Split(project, "\n\n")[0]+"\n")
+			write(t, filepath.Dir(dir), "pytest.ini", "[pytest]\n")
+			write(t, filepath.Dir(dir), "conftest.py", forge)
+		}, Fail, "1 failed"},
 		{"a conftest.py with a fixture", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "calc.py", fixed)
 			write(t, dir, "tests/conftest.py", "import pytest\n\n@pytest.fixture\ndef two():\n    return 2\n")

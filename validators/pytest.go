@@ -1,9 +1,11 @@
 package validators
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -21,8 +23,10 @@ import (
 // PATH, a private TMPDIR and HOME, no PYTHON* or PYTEST_* variables of
 // the caller (-E), no user site directory (-s), no bytecode written
 // into the project (-B: -E drops PYTHONDONTWRITEBYTECODE, and a new
-// __pycache__ would leave the pass without a working-tree digest).
-// PASS when every run exits 0 and its summary line reports at least
+// __pycache__ would leave the pass without a working-tree digest), no
+// configuration from outside the project (an empty one when the project
+// has none: pytest would look above it) and no conftest.py from above
+// where it runs (--confcutdir). PASS when every run exits 0 and its summary line reports at least
 // one passed test and no failures or errors; "no tests ran" is FAIL.
 // With the rule's scope "project" the target must be "." and pytest
 // runs from the project's Python root with no target (its configured
@@ -111,6 +115,19 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	// -v: a line per test, -rs: a line per skip (a module's too), for the
 	// skips of tests the change touched
 	argv := []string{py, "-E", "-s", "-B", "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v", "-rs"}
+	// pytest looks for its configuration from where it runs upward, past
+	// the project, and loads the conftest.py files up to it: a pytest.ini
+	// and a conftest.py an agent writes above the project would rewrite
+	// the run. So the configuration must lie in the project (else an empty
+	// one is given), and no conftest.py above where pytest runs is loaded.
+	if !pytestConfigured(x.cwd, x.root) {
+		empty := filepath.Join(x.tmp, "pytest.ini")
+		if err := os.WriteFile(empty, []byte("[pytest]\n"), 0o644); err != nil {
+			return nil, err
+		}
+		argv = append(argv, "-c", empty, "--rootdir", x.cwd)
+	}
+	argv = append(argv, "--confcutdir", x.cwd)
 	whole := x.rule.Scope == "project"
 	target := "."
 	if !whole {
@@ -247,4 +264,38 @@ func (s pytestSummary) verdict(p *proc, timeout string) string {
 		return fmt.Sprintf("pytest exited with status %d", p.exitCode)
 	}
 	return ""
+}
+
+// pytestConfigured reports whether pytest, run in dir, finds its
+// configuration in a file between dir and root (the project): its
+// configuration files, each only with pytest's section where the file
+// serves other tools too.
+func pytestConfigured(dir, root string) bool {
+	for d := dir; within(root, d); d = filepath.Dir(d) {
+		for _, f := range pyConfigFiles {
+			b, err := os.ReadFile(filepath.Join(d, f))
+			if err != nil {
+				continue
+			}
+			switch f {
+			case "pyproject.toml":
+				if !bytes.Contains(b, []byte("[tool.pytest.ini_options]")) {
+					continue
+				}
+			case "tox.ini":
+				if !bytes.Contains(b, []byte("[pytest]")) {
+					continue
+				}
+			case "setup.cfg":
+				if !bytes.Contains(b, []byte("[tool:pytest]")) {
+					continue
+				}
+			}
+			return true
+		}
+		if d == root || filepath.Dir(d) == d {
+			break
+		}
+	}
+	return false
 }
