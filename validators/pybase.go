@@ -69,7 +69,8 @@ func isPyStartup(dir, name string) bool {
 // [...]}): module-level test* functions and the test* methods of Test*
 // classes and of TestCase subclasses, by pytest's default rules; a
 // digest covers the function (without line numbers) and the marks of its
-// class and module.
+// class and module. It runs isolated (-I): the project's directory is not
+// on sys.path, so no module of the project's stands in for one it imports.
 const pyTestsScript = `
 import ast, hashlib, json, re, sys
 
@@ -247,7 +248,7 @@ func (x *execution) pyBaseOf(ctx context.Context, py, target string) (*pyBase, e
 		return nil, err
 	}
 	var outb bytes.Buffer
-	p, err = x.runProc(ctx, []string{py, "-E", "-s", "-B", "-c", pyTestsScript, specFile}, x.tc.baseEnv(x.tmp), gitTimeout, "base-tests", &outb)
+	p, err = x.runProc(ctx, []string{py, "-I", "-B", "-c", pyTestsScript, specFile}, x.tc.baseEnv(x.tmp), gitTimeout, "base-tests", &outb)
 	if err != nil {
 		return nil, err
 	}

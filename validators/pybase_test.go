@@ -121,6 +121,15 @@ func TestPytestPassAgainstHead(t *testing.T) {
 			write(t, filepath.Dir(dir), "pytest.ini", "[pytest]\n")
 			write(t, filepath.Dir(dir), "conftest.py", forge)
 		}, Fail, "1 failed"},
+		// a module of the project's own that shadows pytest, or one the
+		// base check's script imports
+		{"a pytest.py that reports a pass", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "pytest.py", "print('tests/test_sub.py::TestSub::test_sub PASSED')\nprint('==== 3 passed in 0.01s ====')\n")
+		}, Fail, "1 failed"},
+		{"a hashlib.py that hides a change", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "tests/test_sub.py", "import pytest\n"+strings.Replace(subTest, "class TestSub", "@pytest.mark.skip\nclass TestSub", 1))
+			write(t, dir, "hashlib.py", "class H:\n    def __init__(self, *a, **k): pass\n    def update(self, b): pass\n    def hexdigest(self): return '0'\n\ndef sha256(*a, **k): return H()\n")
+		}, Fail, "TestSub::test_sub (skipped)"},
 		{"a conftest.py with a fixture", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "calc.py", fixed)
 			write(t, dir, "tests/conftest.py", "import pytest\n\n@pytest.fixture\ndef two():\n    return 2\n")

@@ -16,12 +16,22 @@ import (
 	"github.com/docket/docket/policies"
 )
 
+// pytestMain runs pytest as `python -m pytest` does, but imports it
+// before the project's directory is on sys.path, and then puts that
+// directory last, not first: a pytest.py (or a module pytest imports)
+// in the project cannot stand in for it.
+const pytestMain = `import os, sys
+import pytest
+sys.path.append(os.getcwd())
+raise SystemExit(pytest.console_main())`
+
 // pytestClass implements pytest_pass {target, required_runs, timeout}:
-// runs `<python> -E -s -B -m pytest -p no:cacheprovider target`
+// runs `<python> -I -B -c <pytestMain> -p no:cacheprovider target`
 // required_runs times with the harness's python3 (config python when it
 // is an absolute path, else the toolchain's) and environment: a fixed
 // PATH, a private TMPDIR and HOME, no PYTHON* or PYTEST_* variables of
-// the caller (-E), no user site directory (-s), no bytecode written
+// the caller and no user site directory (-I, isolated), no module of the
+// project's before the installed ones (pytestMain), no bytecode written
 // into the project (-B: -E drops PYTHONDONTWRITEBYTECODE, and a new
 // __pycache__ would leave the pass without a working-tree digest), no
 // configuration from outside the project (an empty one when the project
@@ -114,7 +124,7 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	py := tool.Path
 	// -v: a line per test, -rs: a line per skip (a module's too), for the
 	// skips of tests the change touched
-	argv := []string{py, "-E", "-s", "-B", "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v", "-rs"}
+	argv := []string{py, "-I", "-B", "-c", pytestMain, "-p", "no:cacheprovider", "--color=no", "-v", "-rs"}
 	// pytest looks for its configuration from where it runs upward, past
 	// the project, and loads the conftest.py files up to it: a pytest.ini
 	// and a conftest.py an agent writes above the project would rewrite
