@@ -23,8 +23,10 @@ import (
 // cargo test, go test ./...): a command whose status says nothing about
 // the work (expr 1, python3 -c 0, go vet, git rev-parse HEAD) cannot be
 // listed by accident, because nothing is allowed unless a human listed
-// it. Refused: an empty command, a command not on the list, objective
-// keywords the command's words do not mention.
+// it. In a git repository what the command runs is held to HEAD
+// (cmdBase): a makefile or package.json script changed since, or a test
+// file gone, fails the run. Refused: an empty command, a command not on
+// the list, objective keywords the command's words do not mention.
 //
 // command_must_match_objective_keywords is the same class with
 // objective_keywords required: it composes with command_zero_exit by
@@ -134,6 +136,23 @@ func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	base, err := x.cmdBaseOf(ctx, argv)
+	if err != nil {
+		return nil, err
+	}
+	if base != nil {
+		out := &outcome{detail: map[string]any{"base": base.commit}}
+		switch {
+		case len(base.removed) > 0:
+			out.detail["removed_since_base"] = base.removed
+			out.reason = fmt.Sprintf("%d test file(s) HEAD has are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(base.removed), clipNames(base.removed))
+			return out, nil
+		case len(base.changed) > 0:
+			out.detail["definition_changed_since_base"] = base.changed
+			out.reason = fmt.Sprintf("%s new or changed since HEAD: it says what %q runs, so its exit status cannot speak for the work. Revert it, or commit it first (the history then shows it)", clipNames(base.changed), strings.Join(argv, " "))
+			return out, nil
+		}
+	}
 	path, err := x.tc.lookPath(argv[0], x.cwd)
 	if err != nil {
 		return failf("command not found: %v", err), nil
@@ -149,6 +168,9 @@ func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		return nil, err
 	}
 	out := &outcome{runs: 1, detail: map[string]any{"exit_code": p.exitCode, "path": path}}
+	if base != nil {
+		out.detail["base"] = base.commit
+	}
 	if p.exitCode != 0 || p.timedOut {
 		out.reason = "command failed: " + p.describe(timeout)
 		return out, nil

@@ -1,0 +1,122 @@
+package validators
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/docket/docket/policies"
+)
+
+// commandBinding allows make test and npm test, as the default binding
+// does.
+const commandBinding = `version: 1
+claims:
+  done:
+    - validator: command_zero_exit
+      commands: ["make test", "npm test"]
+      example: '{"command":["make","test"]}'
+  fixed: []
+  tests_pass: []
+  shipped: []
+  blocked: []
+  delegation: []
+`
+
+// An allowed command's exit status speaks for the work only while what
+// it runs is HEAD's: each way an agent could make make test pass without
+// fixing anything fails, and the change committed first passes.
+func TestCommandZeroExitAgainstHead(t *testing.T) {
+	for _, tool := range []string{"make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH", tool)
+		}
+	}
+	// the suite: make test passes once status.txt says ok, and checks
+	// that its test files are there
+	setup := func(t *testing.T) (*Runner, string, func(args ...string)) {
+		r, _, dir := newTestRunner(t)
+		b, err := policies.ParseBinding(policies.Source{Name: "claim_binding.yaml", Origin: "test", Data: []byte(commandBinding)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Binding = b
+		writeFiles(t, dir, map[string]string{
+			"Makefile":              "include rules.mk\n",
+			"rules.mk":              "test:\n\tgrep -q ok status.txt\n",
+			"status.txt":            "failing\n",
+			"pkg/calc_test.go":      "package pkg\n",
+			"tests/test_calc.py":    "def test_calc():\n    pass\n",
+			"web/app.test.js":       "test('x', () => {})\n",
+			"package.json":          `{"name":"calc","scripts":{"test":"grep -q ok status.txt"},"dependencies":{}}` + "\n",
+			"docs/notes_testing.md": "not a test\n",
+		})
+		return r, dir, committedRepo(t, dir)
+	}
+	write, remove := writeFile, removeFile
+	fix := func(t *testing.T, dir string) { write(t, dir, "status.txt", "ok\n") }
+	for _, tc := range []baseCase{
+		{"the bug fixed", func(t *testing.T, dir string, _ func(...string)) { fix(t, dir) }, Pass, ""},
+		{"the bug left", func(t *testing.T, dir string, _ func(...string)) {}, Fail, "command failed"},
+		{"the recipe emptied", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "rules.mk", "test:\n\ttrue\n")
+		}, Fail, "rules.mk new or changed since HEAD"},
+		{"the include dropped", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "Makefile", "test:\n\ttrue\n")
+		}, Fail, "Makefile new or changed since HEAD"},
+		{"a GNUmakefile, which make reads first", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "GNUmakefile", "test:\n\ttrue\n")
+		}, Fail, "GNUmakefile new or changed since HEAD"},
+		{"a GNUmakefile the repository ignores", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, ".git/info/exclude", "GNUmakefile\n")
+			write(t, dir, "GNUmakefile", "test:\n\ttrue\n")
+		}, Fail, "GNUmakefile"},
+		{"a Go test file deleted", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			remove(t, dir, "pkg/calc_test.go")
+		}, Fail, "pkg/calc_test.go"},
+		{"a Python test file renamed out of the suite", func(t *testing.T, dir string, git func(...string)) {
+			fix(t, dir)
+			git("mv", "tests/test_calc.py", "calc_checks.py")
+		}, Fail, "tests/test_calc.py"},
+		{"a JavaScript test file deleted", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			remove(t, dir, "web/app.test.js")
+		}, Fail, "web/app.test.js"},
+		{"a test file renamed to another", func(t *testing.T, dir string, git func(...string)) {
+			fix(t, dir)
+			git("mv", "pkg/calc_test.go", "pkg/sum_test.go")
+		}, Pass, ""},
+		{"another file deleted", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			remove(t, dir, "docs/notes_testing.md")
+		}, Pass, ""},
+		{"the recipe change committed first", func(t *testing.T, dir string, git func(...string)) {
+			write(t, dir, "rules.mk", "test:\n\ttrue\n")
+			git("commit", "-q", "-am", "no tests")
+		}, Pass, ""},
+	} {
+		tc.run(t, setup, "command_zero_exit", `{"command":"make test"}`)
+	}
+
+	// npm: the scripts of package.json, not the rest of it
+	for _, tc := range []struct {
+		name, packageJSON string
+		flagged           bool
+	}{
+		{"the test script replaced", `{"name":"calc","scripts":{"test":"true"},"dependencies":{}}`, true},
+		{"a pretest script added", `{"name":"calc","scripts":{"pretest":"exit 0","test":"grep -q ok status.txt"}}`, true},
+		{"a dependency added", `{"name":"calc","scripts":{"test":"grep -q ok status.txt"},"dependencies":{"left-pad":"1.3.0"}}`, false},
+	} {
+		t.Run("npm: "+tc.name, func(t *testing.T) {
+			r, dir, _ := setup(t)
+			fix(t, dir)
+			write(t, dir, "package.json", tc.packageJSON+"\n")
+			res := runReq(t, r, "s1", "done", "command_zero_exit", `{"command":"npm test"}`, dir)
+			flagged := strings.Contains(res.Reason, "package.json new or changed since HEAD")
+			if flagged != tc.flagged {
+				t.Fatalf("got %s %q; want package.json flagged: %v", res.Outcome, res.Reason, tc.flagged)
+			}
+		})
+	}
+}
