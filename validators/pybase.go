@@ -26,15 +26,18 @@ import (
 // pytest also runs code of the project's before any test: conftest.py,
 // and plugins its configuration loads. Such code can rewrite every
 // result (a pytest_runtest_makereport hook that turns failed into
-// passed), so a conftest.py new or changed since HEAD that can hook
-// pytest (pyTestsScript's loads_pytest), or a configuration file new or
-// changed since HEAD that loads a plugin (-p NAME), fails the run too.
+// passed), and the configuration decides which tests are collected at
+// all (python_classes, testpaths, addopts -k). So a conftest.py new or
+// changed since HEAD that can hook pytest (pyTestsScript's
+// loads_pytest), or a pytest section of a configuration file new or
+// changed since HEAD (pytest_section), fails the run too.
 type pyBase struct {
 	commit  string
 	removed []string        // path::[Class::]test at HEAD, gone now
 	touched map[string]bool // path::[Class::]test new or changed since HEAD
-	// startup are the conftest.py and configuration files new or
-	// changed since HEAD that hook pytest or load a plugin.
+	// startup are the conftest.py files new or changed since HEAD that
+	// can hook pytest, and the configuration files whose pytest section
+	// is.
 	startup []string
 }
 
@@ -132,15 +135,36 @@ def loads_pytest(path, src):
             return True
     return False
 
-def loads_plugin(src):
-    # whether a configuration file loads a plugin: -p NAME or -pNAME,
-    # other than -p no:NAME (which turns one off)
-    words = [w for w in re.split(r"[\s\"',\[\]=]+", src.decode("utf-8", "replace")) if w]
-    for i, w in enumerate(words):
-        name = words[i + 1] if w == "-p" and i + 1 < len(words) else w[2:] if w.startswith("-p") and not w.startswith("--") else None
-        if name and not name.startswith("no:"):
-            return True
-    return False
+def pytest_section(rel, src):
+    # the digest of a configuration file's pytest section: what decides
+    # which tests pytest collects and how it runs them (addopts, python_*,
+    # testpaths, norecursedirs...); the rest of the file serves other tools
+    name = rel.rsplit("/", 1)[-1]
+    text = src.decode("utf-8", "replace")
+    section = None
+    try:
+        if name == "pyproject.toml":
+            try:
+                import tomllib
+                section = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options")
+            except ImportError:  # before Python 3.11: the section's text
+                m = re.search(r"(?ms)^\[tool\.pytest\.ini_options\][^\n]*\n(.*?)(?=^\[|\Z)", text)
+                section = m and m.group(1).strip()
+        else:
+            import configparser
+            cp = configparser.RawConfigParser(strict=False)
+            cp.read_string(text)
+            want = "tool:pytest" if name == "setup.cfg" else "pytest"
+            if cp.has_section(want):
+                section = dict(cp.items(want))
+    except Exception as e:  # unreadable: count it as changed
+        section = "unreadable: " + str(e) + " " + hashlib.sha256(src).hexdigest()
+    return hashlib.sha256(json.dumps(section, sort_keys=True, default=str).encode()).hexdigest()
+
+def startup_digest(rel, src):
+    if rel.endswith("conftest.py"):
+        return hashlib.sha256(src).hexdigest()
+    return pytest_section(rel, src)
 
 with open(sys.argv[1]) as f:
     spec = json.load(f)
@@ -153,12 +177,12 @@ for side in ("startup_head", "startup_now"):
         except Exception as e:
             res["errors"].append(side + " " + rel + ": " + str(e))
             continue
-        sha = hashlib.sha256(src).hexdigest()
+        sd = startup_digest(rel, src)
         if side == "startup_head":
-            res[side][rel] = sha
+            res[side][rel] = sd
         else:
-            loads = loads_pytest(rel, src) if rel.endswith("conftest.py") else loads_plugin(src)
-            res[side][rel] = {"digest": sha, "loads": loads}
+            loads = loads_pytest(rel, src) if rel.endswith("conftest.py") else True
+            res[side][rel] = {"digest": sd, "loads": loads}
 for side in ("head", "now"):
     for rel, path in spec[side]:
         try:

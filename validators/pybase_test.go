@@ -116,8 +116,9 @@ func TestPytestPassAgainstHead(t *testing.T) {
 		}, Fail, "pyproject.toml new or changed since HEAD"},
 		// pytest finds a configuration above a project that has none, and
 		// loads the conftest.py beside it
-		{"a configuration and a conftest.py above the project", func(t *testing.T, dir string, _ func(...string)) {
+		{"a configuration and a conftest.py above the project", func(t *testing.T, dir string, git func(...string)) {
 			write(t, dir, "pyproject.toml", strings.Split(project, "\n\n")[0]+"\n")
+			git("commit", "-q", "-am", "no pytest section")
 			write(t, filepath.Dir(dir), "pytest.ini", "[pytest]\n")
 			write(t, filepath.Dir(dir), "conftest.py", forge)
 		}, Fail, "1 failed"},
@@ -130,13 +131,19 @@ func TestPytestPassAgainstHead(t *testing.T) {
 			write(t, dir, "tests/test_sub.py", "import pytest\n"+strings.Replace(subTest, "class TestSub", "@pytest.mark.skip\nclass TestSub", 1))
 			write(t, dir, "hashlib.py", "class H:\n    def __init__(self, *a, **k): pass\n    def update(self, b): pass\n    def hexdigest(self): return '0'\n\ndef sha256(*a, **k): return H()\n")
 		}, Fail, "TestSub::test_sub (skipped)"},
+		{"the configuration collects around the failing test", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "pyproject.toml", project+"python_classes = [\"Nothing\"]\n")
+		}, Fail, "pyproject.toml new or changed since HEAD"},
+		{"a pytest.ini that deselects the failing test", func(t *testing.T, dir string, _ func(...string)) {
+			write(t, dir, "pytest.ini", "[pytest]\npythonpath = .\naddopts = -k \"not test_sub\"\n")
+		}, Fail, "pytest.ini new or changed since HEAD"},
 		{"a conftest.py with a fixture", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "calc.py", fixed)
 			write(t, dir, "tests/conftest.py", "import pytest\n\n@pytest.fixture\ndef two():\n    return 2\n")
 		}, Pass, ""},
-		{"a plugin turned off by the configuration", func(t *testing.T, dir string, _ func(...string)) {
+		{"the configuration changed outside its pytest section", func(t *testing.T, dir string, _ func(...string)) {
 			write(t, dir, "calc.py", fixed)
-			write(t, dir, "pyproject.toml", project+"addopts = \"-p no:warnings\"\n")
+			write(t, dir, "pyproject.toml", strings.Replace(project, "version = \"0\"\n", "version = \"1\"\ndependencies = [\"requests\"]\n", 1))
 		}, Pass, ""},
 		{"the removal committed first", func(t *testing.T, dir string, git func(...string)) {
 			remove(t, dir, "tests/test_sub.py")

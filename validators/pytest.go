@@ -43,9 +43,9 @@ raise SystemExit(pytest.console_main())`
 // testpaths, else everything), and a deselected test fails the run. In
 // a git repository the suite is held to HEAD's too (pyBase): a test
 // HEAD defines that is gone, a test new or changed since HEAD that is
-// skipped or marked xfail, or a conftest.py or configuration file new
-// or changed since HEAD that hooks pytest or loads a plugin, fails the
-// run. Refused: an empty target, a target starting with "-",
+// skipped or marked xfail, a conftest.py new or changed since HEAD that
+// can hook pytest, or a pytest section of a configuration file new or
+// changed since HEAD, fails the run. Refused: an empty target, a target starting with "-",
 // required_runs < 1.
 type pytestClass struct{}
 
@@ -161,7 +161,7 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		}
 		if len(base.startup) > 0 {
 			out.detail["startup_changed_since_base"] = base.startup
-			out.reason = fmt.Sprintf("%s new or changed since HEAD, and can hook pytest or load a plugin: code pytest runs before the tests can rewrite what the run reports, so a pass cannot rest on it. Revert it, or commit it first (the history then shows it)", clipNames(base.startup))
+			out.reason = fmt.Sprintf("%s new or changed since HEAD, and decides what pytest runs or reports (a conftest.py that can hook pytest, the pytest section of a configuration file), so a pass cannot rest on it. Revert it, or commit it first (the history then shows it)", clipNames(base.startup))
 			return out, nil
 		}
 	}
