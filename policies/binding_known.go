@@ -4,8 +4,8 @@ package policies
 
 // The default claim_binding.yaml, decoded.
 const (
-	defaultBindingLen = 5331
-	defaultBindingSum = "318c19f784ac2202d3696f82fca246705af29edfac89e80d9971f9dc5f5d1340"
+	defaultBindingLen = 5314
+	defaultBindingSum = "9e81166b733b5c73e146d0c59db1cc12eeef05ebede3625873ea1ddc4d98a166"
 )
 
 func decodedDefaultBinding() *bindingFile {
@@ -68,7 +68,6 @@ func decodedDefaultBinding() *bindingFile {
 						"yarn test",
 						"pnpm test",
 						"cargo test",
-						"go test ./...",
 					},
 				},
 				ruleFile{
@@ -116,7 +115,6 @@ func decodedDefaultBinding() *bindingFile {
 						"yarn test",
 						"pnpm test",
 						"cargo test",
-						"go test ./...",
 					},
 				},
 				ruleFile{

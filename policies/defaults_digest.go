@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "b0c78c8be4a4a3beebd18a4d1828aa2400857d6a51c6613eba8e32f2d346f6d4"
+const knownDefaultsDigest = "05b80baebb4d13213ec8b3a20c9ffda3245753dade17c2616b1c02ff62894b66"

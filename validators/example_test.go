@@ -35,6 +35,6 @@ func ExampleRunner_Run() {
 	fmt.Println(res.Hint)
 	// Output:
 	// refused
-	// command "go test ./... | tee test.log" is not on the claim binding policy's allow list for done in this project (allowed: make test; make check; npm test; yarn test; pnpm test; cargo test; go test ./...); a command's exit status proves something only if a human chose it
+	// command "go test ./... | tee test.log" is not on the claim binding policy's allow list for done in this project (allowed: make test; make check; npm test; yarn test; pnpm test; cargo test); a command's exit status proves something only if a human chose it
 	// docket validate --claim done --validator command_zero_exit --args '{"command":["make","test"]}'
 }
