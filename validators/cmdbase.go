@@ -24,7 +24,10 @@ import (
 //     and the files they include by a plain name; for npm, yarn and pnpm,
 //     the scripts of package.json;
 //   - a test file HEAD has is gone (deleted, or renamed to a name no test
-//     file has; testPath).
+//     file has; testPath);
+//   - a test file gained a line that skips or narrows tests (skipMarks:
+//     t.Skip, pytest.mark.skip, it.skip, .only, #[ignore], a //go:build
+//     line...).
 //
 // What the command runs beyond those (a script the recipe calls, a test
 // rewritten to assert less) is not read. Nil, and no error, without a
@@ -33,6 +36,17 @@ type cmdBase struct {
 	commit  string
 	changed []string // definition files new or changed since HEAD
 	removed []string // test files HEAD has that are gone
+	skips   []string // "path: mark" of each skip a test file gained
+}
+
+// skipMarks are what a line added to a test file says when it skips,
+// marks as expected to fail, or narrows the tests around it, in Go,
+// Python, JavaScript and TypeScript, and Rust.
+var skipMarks = []string{
+	".Skip(", ".Skipf(", ".SkipNow(", "//go:build", "// +build",
+	".skip(", "mark.skip", "mark.xfail", ".xfail(", "unittest.skip", "SkipTest",
+	".only(", ".todo(", "xit(", "xdescribe(", "xtest(",
+	"#[ignore",
 }
 
 // cmdBaseOf reads the base of a command_zero_exit run of argv (as the
@@ -53,6 +67,7 @@ func (x *execution) cmdBaseOf(ctx context.Context, argv []string) (*cmdBase, err
 		return nil, fmt.Errorf("%s: git diff HEAD failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-diff.stderr"))
 	}
 	changed := map[string]bool{} // new, changed or gone since HEAD, by path from the working directory
+	var touched []string         // test files changed since HEAD
 	f := strings.Split(diff.String(), "\x00")
 	for i := 0; i+1 < len(f); {
 		status, from := f[i], f[i+1]
@@ -72,7 +87,14 @@ func (x *execution) cmdBaseOf(ctx context.Context, argv []string) (*cmdBase, err
 		switch {
 		case status == "D" && testPath(from), strings.HasPrefix(status, "R") && testPath(from) && !testPath(to):
 			base.removed = append(base.removed, from)
+		case status != "D" && testPath(from) && to == "":
+			touched = append(touched, from)
+		case to != "" && testPath(to):
+			touched = append(touched, to)
 		}
+	}
+	if base.skips, err = x.addedSkips(git, touched); err != nil {
+		return nil, err
 	}
 	defs, err := x.cmdDefinitions(git, argv)
 	if err != nil {
@@ -86,6 +108,43 @@ func (x *execution) cmdBaseOf(ctx context.Context, argv []string) (*cmdBase, err
 	sort.Strings(base.removed)
 	sort.Strings(base.changed)
 	return base, nil
+}
+
+// addedSkips returns, for each of the test files paths, the skip marks
+// (skipMarks) on the lines the change since HEAD added to it. A new
+// file git does not track yet is not read: only what HEAD had can lose
+// a test.
+func (x *execution) addedSkips(git gitFunc, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	var found []string
+	file := ""
+	lw := &lineWriter{fn: func(b []byte) {
+		line := string(b)
+		switch {
+		case strings.HasPrefix(line, "+++ "):
+			file = strings.TrimPrefix(strings.TrimPrefix(line, "+++ "), "b/")
+		case strings.HasPrefix(line, "+"):
+			for _, m := range skipMarks {
+				if strings.Contains(line, m) {
+					found = append(found, file+": "+strings.TrimSpace(line[1:]))
+					break
+				}
+			}
+		}
+	}}
+	args := append([]string{"diff", "-U0", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "--relative", "-M", "HEAD", "--"}, paths...)
+	p, err := git("base-skips", lw, args...)
+	if err != nil {
+		return nil, err
+	}
+	lw.Flush()
+	x.dropArtifact("base-skips.stdout")
+	if p.exitCode != 0 {
+		return nil, fmt.Errorf("%s: git diff of the test files failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-skips.stderr"))
+	}
+	return found, nil
 }
 
 // cmdDefinition is a file that says what a command runs.

@@ -25,7 +25,8 @@ claims:
 
 // An allowed command's exit status speaks for the work only while what
 // it runs is HEAD's: each way an agent could make make test pass without
-// fixing anything fails, and the change committed first passes.
+// fixing anything (its recipe, a test file gone, a skip added) fails,
+// and the change committed first passes.
 func TestCommandZeroExitAgainstHead(t *testing.T) {
 	for _, tool := range []string{"make", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -90,6 +91,31 @@ func TestCommandZeroExitAgainstHead(t *testing.T) {
 		{"another file deleted", func(t *testing.T, dir string, _ func(...string)) {
 			fix(t, dir)
 			remove(t, dir, "docs/notes_testing.md")
+		}, Pass, ""},
+		{"a skip added to a Go test", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			write(t, dir, "pkg/calc_test.go", "package pkg\n\nimport \"testing\"\n\nfunc TestCalc(t *testing.T) { t.Skip(\"later\") }\n")
+		}, Fail, `pkg/calc_test.go: func TestCalc(t *testing.T) { t.Skip("later") }`},
+		{"a pytest mark added", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			write(t, dir, "tests/test_calc.py", "import pytest\n\n@pytest.mark.skip\ndef test_calc():\n    pass\n")
+		}, Fail, "tests/test_calc.py: @pytest.mark.skip"},
+		{"a JavaScript suite narrowed to one test", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			write(t, dir, "web/app.test.js", "test.only('x', () => {})\n")
+		}, Fail, "web/app.test.js"},
+		{"a build constraint added to a Go test", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			write(t, dir, "pkg/calc_test.go", "//go:build never\n\npackage pkg\n")
+		}, Fail, "//go:build never"},
+		{"a test changed without a skip", func(t *testing.T, dir string, _ func(...string)) {
+			fix(t, dir)
+			write(t, dir, "tests/test_calc.py", "def test_calc():\n    assert 1 + 1 == 2\n")
+		}, Pass, ""},
+		{"the skip committed first", func(t *testing.T, dir string, git func(...string)) {
+			fix(t, dir)
+			write(t, dir, "tests/test_calc.py", "import pytest\n\n@pytest.mark.skip\ndef test_calc():\n    pass\n")
+			git("commit", "-q", "-am", "skip it")
 		}, Pass, ""},
 		{"the recipe change committed first", func(t *testing.T, dir string, git func(...string)) {
 			write(t, dir, "rules.mk", "test:\n\ttrue\n")

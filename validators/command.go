@@ -24,8 +24,8 @@ import (
 // the work (expr 1, python3 -c 0, go vet, git rev-parse HEAD) cannot be
 // listed by accident, because nothing is allowed unless a human listed
 // it. In a git repository what the command runs is held to HEAD
-// (cmdBase): a makefile or package.json script changed since, or a test
-// file gone, fails the run. Refused: an empty command, a command not on
+// (cmdBase): a makefile or package.json script changed since, a test
+// file gone, or a skip added to one, fails the run. Refused: an empty command, a command not on
 // the list, objective keywords the command's words do not mention.
 //
 // command_must_match_objective_keywords is the same class with
@@ -146,6 +146,10 @@ func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		case len(base.removed) > 0:
 			out.detail["removed_since_base"] = base.removed
 			out.reason = fmt.Sprintf("%d test file(s) HEAD has are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(base.removed), clipNames(base.removed))
+			return out, nil
+		case len(base.skips) > 0:
+			out.detail["skips_since_base"] = clipList(base.skips, 20)
+			out.reason = fmt.Sprintf("%d line(s) added to test files since HEAD skip or narrow tests: %s. A test that does not run proves nothing: make it run (a skip meant to stay is committed first)", len(base.skips), clipNames(base.skips))
 			return out, nil
 		case len(base.changed) > 0:
 			out.detail["definition_changed_since_base"] = base.changed
