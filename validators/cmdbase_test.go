@@ -2,6 +2,7 @@ package validators
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -142,6 +143,59 @@ func TestCommandZeroExitAgainstHead(t *testing.T) {
 			flagged := strings.Contains(res.Reason, "package.json new or changed since HEAD")
 			if flagged != tc.flagged {
 				t.Fatalf("got %s %q; want package.json flagged: %v", res.Outcome, res.Reason, tc.flagged)
+			}
+		})
+	}
+}
+
+// shipped is backed by the ref on the remote: a remote that resolves to
+// a repository on this machine, by its URL or by a url.*.insteadOf
+// rewrite, or to a remote helper, says nothing of what was shipped.
+func TestCommandShippedRemote(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	const binding = `version: 1
+claims:
+  done: []
+  fixed: []
+  tests_pass: []
+  shipped:
+    - validator: command_zero_exit
+      commands: ["git ls-remote --exit-code origin refs/heads/main"]
+      example: '{"command":"git ls-remote --exit-code origin refs/heads/main"}'
+  blocked: []
+  delegation: []
+`
+	for _, tc := range []struct {
+		name   string
+		config []string // git config settings, name then value
+		want   string   // substring of the reason
+	}{
+		{"a path", []string{"remote.origin.url", "BARE"}, "a repository on this machine"},
+		{"a file URL", []string{"remote.origin.url", "file://BARE"}, "a repository on this machine"},
+		{"a rewrite to a path", []string{"remote.origin.url", "https://example.invalid/calc.git", "url.BARE.insteadOf", "https://example.invalid/calc.git"}, "a repository on this machine"},
+		{"a remote helper", []string{"remote.origin.url", "ext::sh -c true"}, "a remote helper's address"},
+		{"a network remote", []string{"remote.origin.url", "https://example.invalid/calc.git"}, "command failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _, dir := newTestRunner(t)
+			b, err := policies.ParseBinding(policies.Source{Name: "claim_binding.yaml", Origin: "test", Data: []byte(binding)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Binding = b
+			writeFiles(t, dir, map[string]string{"README": "calc\n"})
+			git := committedRepo(t, dir)
+			git("branch", "-M", "main")
+			bare := filepath.Join(t.TempDir(), "calc.git")
+			git("clone", "-q", "--bare", dir, bare)
+			for i := 0; i+1 < len(tc.config); i += 2 {
+				git("config", strings.ReplaceAll(tc.config[i], "BARE", bare), strings.ReplaceAll(tc.config[i+1], "BARE", bare))
+			}
+			res := runReq(t, r, "s1", "shipped", "command_zero_exit", `{"command":"git ls-remote --exit-code origin refs/heads/main"}`, dir)
+			if res.Outcome != Fail || !strings.Contains(res.Reason, tc.want) {
+				t.Fatalf("got %s %q, want FAIL %q", res.Outcome, res.Reason, tc.want)
 			}
 		})
 	}

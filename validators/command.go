@@ -1,10 +1,13 @@
 package validators
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -157,6 +160,12 @@ func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
 			return out, nil
 		}
 	}
+	if why, err := x.localRemote(ctx, argv); err != nil || why != "" {
+		if err != nil {
+			return nil, err
+		}
+		return failf("%s", why), nil
+	}
 	path, err := x.tc.lookPath(argv[0], x.cwd)
 	if err != nil {
 		return failf("command not found: %v", err), nil
@@ -197,4 +206,47 @@ func userHome() string {
 		return h
 	}
 	return "/"
+}
+
+// localRemote refuses `git ls-remote REMOTE …` (what shipped is backed
+// by) when REMOTE resolves, with every url.*.insteadOf rewrite git
+// applies, to a repository on this machine or to a command (a path, a
+// file:// URL, a transport::address form such as ext::): a remote the
+// agent points at a repository of its own has the ref without anything
+// being shipped. Its reason, or "" for any other command.
+func (x *execution) localRemote(ctx context.Context, argv []string) (string, error) {
+	if path.Base(argv[0]) != "git" || len(argv) < 3 || argv[1] != "ls-remote" {
+		return "", nil
+	}
+	remote := ""
+	for _, a := range argv[2:] {
+		if !strings.HasPrefix(a, "-") {
+			remote = a
+			break
+		}
+	}
+	if remote == "" {
+		return "", nil
+	}
+	git, err := x.gitRunner(ctx)
+	if err != nil {
+		return "", nil // the command itself will say git is missing
+	}
+	var out bytes.Buffer
+	p, err := git("remote-url", &out, "ls-remote", "--get-url", remote)
+	if err != nil {
+		return "", err
+	}
+	url := strings.TrimSpace(out.String())
+	if p.exitCode != 0 || url == "" {
+		return "", nil // the command itself will fail
+	}
+	scheme, _, hasScheme := strings.Cut(url, "://")
+	switch {
+	case strings.Contains(url, "::"):
+		return fmt.Sprintf("remote %s resolves to %q, a remote helper's address: it can answer anything", remote, url), nil
+	case hasScheme && scheme == "file", !hasScheme && !strings.Contains(url, ":"), filepath.IsAbs(url):
+		return fmt.Sprintf("remote %s resolves to %q, a repository on this machine: its refs say nothing of what was shipped", remote, url), nil
+	}
+	return "", nil
 }
