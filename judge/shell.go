@@ -94,6 +94,7 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 			c.act(policies.ActionRevealSecret, what+" prints secret values into the transcript")
 		}
 		var fetches bool
+		var before []Segment // the pipeline's segments so far
 		for i, raw := range pl {
 			seg := strip(raw)
 			seg.Cwd, seg.Piped = cwd, i > 0
@@ -108,6 +109,8 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 				cwd = cdTarget(cwd, seg.Argv)
 			}
 			classifySegment(c, seg, ctx, depth)
+			classifyComputed(c, seg, before)
+			before = append(before, seg)
 			name := seg.Name()
 			if name == "curl" || name == "wget" {
 				fetches = true
@@ -253,6 +256,9 @@ func lexShell(line string) (pipes [][][]string, nested []string, ok bool) {
 				return nil, nil, false
 			}
 			nested = append(nested, body)
+			// the word stands for a file the substitution makes
+			cur.WriteString(string(ch) + "(" + body + ")")
+			inWord = true
 			i = end
 		case ch == '#' && !inWord:
 			for i < n && line[i] != '\n' {
@@ -761,7 +767,24 @@ func destructiveSQL(argv []string) bool {
 }
 
 func classifyGit(c *CommandClass, argv []string, ctx ShellContext) {
+	for _, k := range gitSettings(argv) {
+		if gitRunsCommand(k) {
+			c.raise(policies.HighRisk, "git -c "+k+" makes git run a program the line chooses")
+		}
+	}
 	sub, rest := subcommand(argv, map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true})
+	switch {
+	case computed(sub) || strings.ContainsAny(sub, "$`"):
+		c.raise(policies.HighRisk, "the git subcommand is computed when the line runs ("+sub+")")
+		return
+	case sub != "" && !gitBuiltins.has(sub):
+		c.raise(policies.HighRisk, "git "+sub+" is no git command: an alias or a git-"+sub+" program, whose effect the line does not say")
+		return
+	case sub == "config":
+		if k := gitConfigWrite(rest); k != "" && gitRunsCommand(k) {
+			c.raise(policies.HighRisk, "git config sets "+k+", a program git runs later")
+		}
+	}
 	switch sub {
 	case "push":
 		c.raise(policies.ExternalSideEffect, "git push publishes commits")

@@ -145,3 +145,60 @@ func FuzzClassifyCommand(f *testing.F) {
 		}
 	})
 }
+
+// A line whose effect is made when it runs (a computed command or git
+// subcommand, text decoded into an interpreter, a git alias or a setting
+// that names a program, inline code that starts programs) is high_risk:
+// each of these ran a force push to main past the classifier before.
+// The lines beside them that only look alike keep their class.
+func TestClassifyComputed(t *testing.T) {
+	ro, rw, high := policies.ReadOnly, policies.ReversibleWrite, policies.HighRisk
+	for _, tt := range []struct {
+		cmd    string
+		want   policies.RiskClass
+		reason string // substring of a reason, for the high_risk ones
+	}{
+		{"$(echo git) push --force origin main", high, "computed when the line runs"},
+		{"`echo git` push --force origin main", high, "computed when the line runs"},
+		{"X=push; git $X --force origin main", high, "git subcommand is computed"},
+		{"git $(echo push) -f origin main", high, "git subcommand is computed"},
+		{"eval $(echo Z2l0IHB1c2ggLWYK | base64 -d)", high, "computed when the line runs"},
+		{"echo Z2l0IHB1c2ggLWYK | base64 -d | sh", high, "pipes text into a shell"},
+		{"printf 'git push -f origin main' | bash -s", high, "pipes text into a shell"},
+		{"echo cHJpbnQoMSk= | base64 --decode | python3", high, "decoded text into an interpreter"},
+		{"bash <(echo git push -f origin main)", high, "process substitution"},
+		{"source <(cat deploy.env)", high, "process substitution"},
+		{"git -c alias.yolo='push --force' yolo origin main", high, "git -c alias.yolo"},
+		{`git -c core.fsmonitor="sh -c 'git push -f'" status`, high, "git -c core.fsmonitor"},
+		{"git --config-env=core.sshCommand=EVIL fetch", high, "core.sshCommand"},
+		{"git config alias.yolo 'push --force'", high, "git config sets alias.yolo"},
+		{"git config --global core.hooksPath /tmp/hooks", high, "core.hooksPath"},
+		{"git config set --local filter.x.smudge 'sh x'", high, "filter.x.smudge"},
+		{"git yolo origin main", high, "git yolo is no git command"},
+		{`python3 -c "import os; os.system('git push -f origin main')"`, high, "inline code that starts programs"},
+		{`perl -e "system(q{git push -f origin main})"`, high, "inline code"},
+		{`node -e "require('child_process').execSync('git push -f')"`, high, "inline code"},
+		{`ruby -e '` + "`git push -f`" + `'`, high, "inline code"},
+		// alike, and not
+		{"$HOME/go/bin/golangci-lint run", rw, ""},
+		{"echo $HOME", ro, ""},
+		{"git config user.name 'A U Thor'", rw, ""},
+		{"git config --get alias.co", ro, ""},
+		{"git config --list", ro, ""},
+		{"git cherry-pick abc123", rw, ""},
+		{"git lfs pull", rw, ""},
+		{"cat build.py | python3", rw, ""},
+		{"echo hello | tr a-z A-Z", ro, ""},
+		{`python3 -c "print(1)"`, rw, ""},
+		{"diff <(sort a.txt) <(sort b.txt)", ro, ""},
+	} {
+		got := ClassifyCommand(tt.cmd, ShellContext{Cwd: "/work/p", Branch: "feature"})
+		if got.Class != tt.want {
+			t.Errorf("%q: class %s, want %s (reasons %v)", tt.cmd, got.Class, tt.want, got.Reasons)
+			continue
+		}
+		if tt.reason != "" && !strings.Contains(strings.Join(got.Reasons, "; "), tt.reason) {
+			t.Errorf("%q: reasons %v, want one with %q", tt.cmd, got.Reasons, tt.reason)
+		}
+	}
+}

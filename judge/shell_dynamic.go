@@ -1,0 +1,215 @@
+package judge
+
+import (
+	"strings"
+
+	"github.com/docket/docket/policies"
+)
+
+// What a line runs but does not say: a command whose name, or git
+// subcommand, is computed when the line runs; text piped into a shell,
+// or decoded and piped into an interpreter; a script made by a process
+// substitution; a git alias or a git setting that names a program; code
+// handed to an interpreter inline that starts programs. The classifier
+// cannot read what runs, so the call is high_risk, whatever it turns out
+// to be (`$(echo git) push --force`, `echo Z2l0IHB1c2gK | base64 -d |
+// sh`, `git -c alias.p='push --force' p`).
+
+// computed reports whether a word is wholly made when the line runs: a
+// command substitution or a variable ($(…), `…`, $X, ${X}); a word
+// that only starts with one ($HOME/bin/tool) is a path.
+func computed(w string) bool {
+	switch {
+	case strings.HasPrefix(w, "$(") && strings.HasSuffix(w, ")"), strings.HasPrefix(w, "`") && strings.HasSuffix(w, "`"):
+		return true
+	case strings.HasPrefix(w, "${") && strings.HasSuffix(w, "}"):
+		return !strings.ContainsAny(w[2:len(w)-1], "/")
+	case strings.HasPrefix(w, "$") && len(w) > 1:
+		return isAssignment(w[1:] + "=")
+	}
+	return false
+}
+
+// classifyComputed raises s when what it runs is not on the line; the
+// preceding segments of its pipeline are before (for a pipe into an
+// interpreter).
+func classifyComputed(c *CommandClass, s Segment, before []Segment) {
+	switch name := s.Name(); {
+	case computed(s.Argv[0]):
+		c.raise(policies.HighRisk, "runs a command computed when the line runs ("+s.Argv[0]+")")
+	case s.Piped && isInterpreter(s) && isShellName(name):
+		c.raise(policies.HighRisk, "pipes text into a shell: what it runs is not on the line")
+	case s.Piped && isInterpreter(s) && decodes(before):
+		c.raise(policies.HighRisk, "pipes decoded text into an interpreter")
+	case (isShellName(name) || name == "source" || name == ".") && len(s.Argv) > 1 && strings.HasPrefix(firstOperand(s.Argv), "<("):
+		c.raise(policies.HighRisk, "runs a script a process substitution makes")
+	case inlineSpawns(s.Argv):
+		c.raise(policies.HighRisk, name+" runs inline code that starts programs")
+	}
+}
+
+func isShellName(name string) bool {
+	switch name {
+	case "sh", "bash", "zsh", "dash", "ksh", "fish":
+		return true
+	}
+	return false
+}
+
+// firstOperand is argv's first word after its command that is no flag.
+func firstOperand(argv []string) string {
+	for _, a := range argv[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+// decoders turn text into other text a reader of the line cannot see.
+var decoders = words{"base64", "base32", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2", "bunzip2", "xz", "unxz", "rev", "tr", "uudecode", "basenc"}
+
+func decodes(segs []Segment) bool {
+	for _, s := range segs {
+		if decoders.has(s.Name()) {
+			return true
+		}
+	}
+	return false
+}
+
+// inlineSpawns reports whether argv hands an interpreter code inline
+// (python -c, perl -e, ruby -e, node -e, php -r) that starts programs.
+func inlineSpawns(argv []string) bool {
+	flag := ""
+	switch name := strings.TrimRight(pathBase(argv[0]), "0123456789."); name {
+	case "python", "pypy":
+		flag = "-c"
+	case "perl", "ruby", "node", "nodejs", "deno", "bun":
+		flag = "-e"
+	case "php":
+		flag = "-r"
+	default:
+		return false
+	}
+	for i := 1; i+1 < len(argv); i++ {
+		if a := argv[i]; a == flag || flag == "-e" && (a == "-E" || a == "--eval") {
+			code := argv[i+1]
+			for _, m := range spawnMarks {
+				if strings.Contains(code, m) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// spawnMarks are what inline code says when it starts a program.
+var spawnMarks = []string{"system(", "system (", "popen", "subprocess", "spawn", "exec(", "execSync", "execFile", "os.exec", "Popen", "pty.", "`", "qx", "Command::", "proc_open", "shell_exec", "passthru"}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// gitRunsCommand reports whether a git setting names a program (or
+// turns one on) that git runs on its own: an alias (a "!" alias is a
+// shell command, any other a git command line), the fsmonitor, pager,
+// editor, ssh and credential programs, hooks, diff and merge drivers,
+// filters, remote helpers' protocol switches.
+func gitRunsCommand(key string) bool {
+	key = strings.ToLower(key)
+	switch key {
+	case "core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.hookspath", "core.gitproxy", "core.askpass",
+		"sequence.editor", "diff.external", "credential.helper", "gpg.program", "uploadpack.packobjectshook":
+		return true
+	}
+	if strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager.") || strings.HasPrefix(key, "protocol.") {
+		return true
+	}
+	for _, s := range []string{".textconv", ".command", ".driver", ".clean", ".smudge", ".process", ".program", ".helper", ".uploadpack", ".receivepack", ".cmd", ".tool"} {
+		if strings.HasSuffix(key, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitSettings are the keys argv sets for itself (git -c KEY=VALUE,
+// --config-env=KEY=ENV), up to its subcommand.
+func gitSettings(argv []string) []string {
+	var keys []string
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "-c" && i+1 < len(argv):
+			i++
+			k, _, _ := strings.Cut(argv[i], "=")
+			keys = append(keys, k)
+		case strings.HasPrefix(a, "--config-env="):
+			k, _, _ := strings.Cut(strings.TrimPrefix(a, "--config-env="), "=")
+			keys = append(keys, k)
+		case a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace":
+			i++
+		case !strings.HasPrefix(a, "-"):
+			return keys
+		}
+	}
+	return keys
+}
+
+// gitConfigWrite returns the key `git config …` (rest, from "config")
+// sets, or "" when it only reads.
+func gitConfigWrite(rest []string) string {
+	var operands []string
+	write := false
+	for i := 1; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "-f" || a == "--file" || a == "--blob" || a == "--type" || a == "--default" || a == "--comment":
+			i++
+		case a == "--add" || a == "--replace-all" || a == "--unset" || a == "--unset-all" || a == "--rename-section" || a == "--remove-section":
+			write = true
+		case strings.HasPrefix(a, "-"):
+			if a == "--get" || a == "--get-all" || a == "--get-regexp" || a == "--list" || a == "-l" || a == "--get-urlmatch" {
+				return ""
+			}
+		default:
+			operands = append(operands, a)
+		}
+	}
+	if len(operands) > 0 && (operands[0] == "set" || operands[0] == "unset") {
+		if len(operands) > 1 {
+			return operands[1]
+		}
+		return ""
+	}
+	if len(operands) > 1 || write && len(operands) > 0 {
+		return operands[0]
+	}
+	return ""
+}
+
+// gitBuiltins are git's own commands (git help -a, 2.39): any other
+// subcommand is an alias or a git-NAME program, whose effect the line
+// does not say.
+var gitBuiltins = words{
+	"add", "am", "annotate", "apply", "archimport", "archive", "bisect", "blame", "branch", "bugreport", "bundle",
+	"cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry",
+	"cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects",
+	"credential", "credential-cache", "credential-store", "cvsexportcommit", "cvsimport", "cvsserver", "daemon", "describe",
+	"diagnose", "diff", "diff-files", "diff-index", "diff-tree", "difftool", "fast-export", "fast-import", "fetch", "fetch-pack",
+	"filter-branch", "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck", "gc", "get-tar-commit-id", "gitk",
+	"grep", "gui", "hash-object", "help", "hook", "http-backend", "imap-send", "index-pack", "init", "instaweb",
+	"interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base",
+	"merge-file", "merge-index", "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree", "multi-pack-index", "mv",
+	"name-rev", "notes", "p4", "pack-objects", "pack-redundant", "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push",
+	"quiltimport", "range-diff", "read-tree", "rebase", "reflog", "remote", "repack", "replace", "request-pull", "rerere", "reset",
+	"restore", "rev-list", "rev-parse", "revert", "rm", "scalar", "send-email", "send-pack", "shortlog", "show", "show-branch",
+	"show-index", "show-ref", "sparse-checkout", "stash", "status", "stripspace", "submodule", "svn", "switch", "symbolic-ref",
+	"tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info", "var", "verify-commit",
+	"verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree", "filter-repo", "lfs",
+}
