@@ -309,6 +309,12 @@ func TestHTTP2xx(t *testing.T) {
 	}))
 	defer srv.Close()
 	r, l, dir := newTestRunner(t)
+	binding, err := policies.ParseBinding(policies.Source{Name: "claim_binding.yaml", Origin: "test", Data: []byte(strings.Replace(looseBinding,
+		"  fixed: []", "  fixed:\n    - {validator: http_2xx, example: '{\"url\":\"http://127.0.0.1:8080/healthz\"}'}", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Binding = binding
 	tests := []struct {
 		args string
 		want Outcome
@@ -321,9 +327,15 @@ func TestHTTP2xx(t *testing.T) {
 		{`{"url":"http://127.0.0.1:1/"}`, Fail},
 	}
 	for _, tt := range tests {
-		if res := runReq(t, r, "s1", "shipped", "http_2xx", tt.args, dir); res.Outcome != tt.want {
+		if res := runReq(t, r, "s1", "fixed", "http_2xx", tt.args, dir); res.Outcome != tt.want {
 			t.Errorf("%s: %s %q, want %s", tt.args, res.Outcome, res.Reason, tt.want)
 		}
+	}
+	// shipped (the default binding's) is not backed by a server on this
+	// machine, which the session could have started itself
+	shipping, _, _ := newTestRunner(t)
+	if res := runReq(t, shipping, "s2", "shipped", "http_2xx", `{"url":"`+srv.URL+`/ok"}`, dir); res.Outcome != Refused || !strings.Contains(res.Reason, "is this machine") {
+		t.Errorf("shipped on loopback: %s %q", res.Outcome, res.Reason)
 	}
 	es, _ := l.ReadVerified("s1")
 	f, err := l.OpenArtifact(es[0], "response.body")

@@ -20,7 +20,8 @@ import (
 // definition's config.allowed_hosts may be probed. Redirects are not
 // followed (a 3xx is FAIL), proxies from the environment are ignored, TLS
 // is verified. Refused: a scheme other than http/https, user info in the
-// URL, a host neither loopback nor allowed.
+// URL, a host neither loopback nor allowed, and a loopback host for the
+// claim shipped (the agent can start a server that answers 200).
 type httpClass struct{}
 
 type httpConfig struct {
@@ -93,6 +94,16 @@ func allowedHost(d *Definition, host string) bool {
 		}
 	}
 	return false
+}
+
+// prepare refuses a host on this machine for the claim shipped: a
+// server there may be one the session started itself.
+func (httpClass) prepare(_ context.Context, x *execution) error {
+	u, _ := url.Parse(x.args.str("url"))
+	if host := strings.ToLower(u.Hostname()); x.claim == "shipped" && !allowedHost(x.def, host) {
+		return refusef("%s is this machine: a server there may be one the session started, and says nothing of what was shipped; probe the deployment's own host (a human lists it in http_2xx's allowed_hosts)", host)
+	}
+	return nil
 }
 
 func (httpClass) run(ctx context.Context, x *execution) (*outcome, error) {
