@@ -81,14 +81,21 @@ func withCommand(example, cmd string) string {
 // IsPythonProject reports whether root looks like a Python project with
 // tests pytest would find.
 func IsPythonProject(root string) bool {
-	for _, f := range []string{"pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py"} {
+	for _, f := range PythonProjectMarkers {
+		if f == "tests/" {
+			st, err := os.Stat(filepath.Join(root, "tests"))
+			return err == nil && st.IsDir()
+		}
 		if isFile(filepath.Join(root, f)) {
 			return true
 		}
 	}
-	st, err := os.Stat(filepath.Join(root, "tests"))
-	return err == nil && st.IsDir()
+	return false
 }
+
+// PythonProjectMarkers make a directory a Python project's root
+// (IsPythonProject): its files, and a tests directory (last).
+var PythonProjectMarkers = []string{"pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py", "tests/"}
 
 // CommandFits reports whether an allowed command (words joined by single
 // spaces) can do anything in the project at root: make targets its

@@ -134,6 +134,32 @@ func (x *execution) goBaseOf(ctx context.Context, plan *goTestPlan, first string
 	return base, nil
 }
 
+// rootAtHead refuses the root a scope-project validation runs from (the
+// working directory by then) when the change made it: none of markers
+// (paths relative to it; a directory ends in "/") is in HEAD's tree. A
+// go.mod or a tests directory the session adds below the project makes
+// a root whose suite holds only the tests it chose. Nil without a base.
+func (x *execution) rootAtHead(ctx context.Context, markers ...string) error {
+	git, commit, err := x.headCommit(ctx)
+	if commit == "" || err != nil {
+		return err
+	}
+	var found bytes.Buffer
+	p, err := git("base-root", &found, append([]string{"ls-tree", "-r", "--name-only", "HEAD", "--"}, markers...)...)
+	if err != nil {
+		return err
+	}
+	if p.exitCode != 0 {
+		return fmt.Errorf("%s: git ls-tree HEAD failed (%s): %s", x.def.Name, p.describe(gitTimeout), x.firstLine("base-root.stderr"))
+	}
+	if strings.TrimSpace(found.String()) != "" {
+		return nil
+	}
+	rel, _ := filepath.Rel(x.root, x.cwd)
+	return refusef("%s is a root the change made: none of %s is in HEAD (%s), so its suite holds only the tests the change chose. Validate from the project's root as HEAD has it, or commit it first (the history then shows it)",
+		filepath.ToSlash(rel), strings.Join(markers, ", "), commit[:min(12, len(commit))])
+}
+
 // headBlob is one file at HEAD.
 type headBlob struct {
 	dir, name, oid string // dir relative to the working directory
@@ -236,6 +262,22 @@ func (x *execution) headTestFiles(git gitFunc, dirs map[string]*goListPackage, r
 // directory. commit is "" without a base: no git, no repository, or no
 // commit yet (noBase decides which, and refuses the rest).
 func (x *execution) headCommit(ctx context.Context) (git gitFunc, commit string, err error) {
+	if x.head == nil {
+		x.head = &headAnswer{}
+		x.head.git, x.head.commit, x.head.err = x.readHead(ctx)
+	}
+	return x.head.git, x.head.commit, x.head.err
+}
+
+// headAnswer is what headCommit found.
+type headAnswer struct {
+	git    gitFunc
+	commit string
+	err    error
+}
+
+// readHead is headCommit's work.
+func (x *execution) readHead(ctx context.Context) (git gitFunc, commit string, err error) {
 	if git, err = x.gitRunner(ctx); err != nil {
 		return nil, "", nil
 	}

@@ -247,3 +247,58 @@ func (tc baseCase) run(t *testing.T, setup func(t *testing.T) (*Runner, string, 
 	}
 	return res
 }
+
+// A project-scope validation runs from the module or Python root above
+// its working directory: a go.mod, or a tests directory, that the change
+// adds below the project makes a root whose suite holds only the tests
+// the change chose there. It is refused; a root HEAD has is not.
+func TestProjectRootAtHead(t *testing.T) {
+	for _, tool := range []string{"go", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH", tool)
+		}
+	}
+	py := pythonWithPytest(t)
+	failing := map[string]string{
+		"go.mod":                "module example.com/tiny\n\ngo 1.21\n",
+		"add/add.go":            "package add\n\nfunc Add(a, b int) int { return a - b }\n",
+		"add/add_test.go":       "package add\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+		"pyproject.toml":        "[project]\nname = \"calc\"\nversion = \"0\"\n",
+		"tests/test_add.py":     "def test_add():\n    assert 2 - 2 == 4\n",
+		"docs/README.md":        "docs\n",
+		"tools/go.mod":          "module example.com/tools\n\ngo 1.21\n",
+		"tools/tool_test.go":    "package tools\n\nimport \"testing\"\n\nfunc TestTool(t *testing.T) {}\n",
+		"tools/tests/test_t.py": "def test_t():\n    pass\n",
+	}
+	carve := map[string]string{
+		"docs/go.mod":           "module example.com/docs\n\ngo 1.21\n",
+		"docs/ok_test.go":       "package docs\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n",
+		"docs/tests/test_ok.py": "def test_ok():\n    pass\n",
+	}
+	for _, tc := range []struct {
+		name, validator, args, dir string
+		want                       Outcome
+	}{
+		{"a module the change made", "go_test_pass", `{"package":"./...","required_runs":1}`, "docs", Refused},
+		{"a module HEAD has", "go_test_pass", `{"package":"./...","required_runs":1}`, "tools", Pass},
+		{"a tests directory the change made", "pytest_pass", `{"target":".","required_runs":1}`, "docs", Refused},
+		{"a tests directory HEAD has", "pytest_pass", `{"target":".","required_runs":1}`, "tools", Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.validator == "pytest_pass" && py == "" {
+				t.Skip("no python3 with pytest (Debian: python3-pytest)")
+			}
+			r, _, dir := newTestRunner(t)
+			if py != "" {
+				r.Toolchain.Python = &Tool{Path: py, Source: "system"}
+			}
+			writeFiles(t, dir, failing)
+			committedRepo(t, dir)
+			writeFiles(t, dir, carve)
+			res := runReq(t, r, "s1", "done", tc.validator, tc.args, filepath.Join(dir, tc.dir))
+			if res.Outcome != tc.want || tc.want == Refused && !strings.Contains(res.Reason, "a root the change made") {
+				t.Fatalf("got %s %q, want %s", res.Outcome, res.Reason, tc.want)
+			}
+		})
+	}
+}

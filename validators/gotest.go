@@ -130,6 +130,9 @@ func (goTestClass) prepare(ctx context.Context, x *execution) error {
 			return refusef("no go.mod in %s or its parents inside the project %s: go_test_pass has no module to test", x.cwd, x.root)
 		}
 		x.cwd = mod
+		if err := x.rootAtHead(ctx, "go.mod"); err != nil {
+			return err
+		}
 		if ign := modIgnores(mod); len(ign) > 0 {
 			return refusef("%s has ignore directives (%s): ./... leaves those directories and their tests out, so it is not the whole module", filepath.Join(mod, "go.mod"), strings.Join(ign, ", "))
 		}

@@ -99,7 +99,10 @@ func (pytestClass) prepare(ctx context.Context, x *execution) error {
 	for d := x.cwd; within(x.root, d); d = filepath.Dir(d) {
 		if policies.IsPythonProject(d) {
 			x.cwd = d
-			return nil
+			if d == x.root {
+				return nil
+			}
+			return x.rootAtHead(ctx, policies.PythonProjectMarkers...)
 		}
 		if d == x.root {
 			break

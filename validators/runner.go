@@ -515,6 +515,7 @@ type execution struct {
 	tools  map[string]*Tool
 	state  any // what a class's prepare found, for its run
 	runAs  *RunAs
+	head   *headAnswer // headCommit's, asked once per run
 }
 
 // artifactFile creates a scratch file that becomes the named artifact.
