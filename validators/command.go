@@ -23,13 +23,15 @@ import (
 // GOENV=off, GOFLAGS=, GOTOOLCHAIN=local, a private TMPDIR); PASS when it
 // exits 0 within the timeout. The command must be on the claim binding's
 // allow list for the claim and the project (e.g. make test, npm test,
-// cargo test, go test ./...): a command whose status says nothing about
+// cargo test): a command whose status says nothing about
 // the work (expr 1, python3 -c 0, go vet, git rev-parse HEAD) cannot be
 // listed by accident, because nothing is allowed unless a human listed
 // it. In a git repository what the command runs is held to HEAD
 // (cmdBase): a makefile or package.json script changed since, a test
-// file gone, or a skip added to one, fails the run. Refused: an empty command, a command not on
-// the list, objective keywords the command's words do not mention.
+// file gone, or a skip added to one, fails the run; so does a git
+// ls-remote whose remote is this machine (localRemote). Refused: an
+// empty command, a command not on the list, objective keywords the
+// command's words do not mention.
 //
 // command_must_match_objective_keywords is the same class with
 // objective_keywords required: it composes with command_zero_exit by

@@ -21,9 +21,10 @@ import (
 // lost one (deleted, renamed, or moved into a file the build leaves
 // out), a test the session wrote or changed must not pass by skipping,
 // and the code the test files run before any test (TestMain, init) must
-// be HEAD's, or it could report a run that never happened. HEAD is the base because it is what a human last committed;
-// a session that commits the removal itself moves it, which the
-// repository's history then shows.
+// be HEAD's, or it could report a run that never happened. HEAD is the
+// base because it is what a human last committed; a session that
+// commits the removal itself moves it, which the repository's history
+// then shows.
 type goBase struct {
 	commit string
 	// removed are the tests (import path and name) HEAD defines that
