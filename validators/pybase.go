@@ -114,7 +114,7 @@ def tests(path, src):
                     out[path + "::" + n.name + "::" + m.name] = digest(ctx, m)
     return out
 
-DYNAMIC = {"globals", "locals", "vars", "setattr", "exec", "eval", "compile", "__import__", "import_module", "register"}
+DYNAMIC = {"globals", "locals", "vars", "setattr", "exec", "eval", "__import__", "import_module", "register"}
 
 def loads_pytest(path, src):
     # whether a conftest.py can hook pytest: any name, attribute or
