@@ -570,6 +570,13 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		default:
 			c.raise(policies.HighRisk, "docket "+sub+" is for humans")
 		}
+	case name == "make" || name == "gmake" || name == "just" || name == "task" || name == "mage":
+		c.raise(policies.ReversibleWrite, "")
+		for _, a := range argv[1:] {
+			if target := strings.ToLower(a); publishVerbs.has(target) || target == "deploy" || strings.HasPrefix(target, "deploy-") || strings.HasPrefix(target, "release-") || strings.HasPrefix(target, "publish-") {
+				c.raise(policies.HighRisk, name+" "+a+" publishes or deploys")
+			}
+		}
 	case name == "kill" || name == "pkill" || name == "killall":
 		c.raise(policies.ReversibleWrite, "")
 	case name == "git":
@@ -786,7 +793,7 @@ func classifyGit(c *CommandClass, argv []string, ctx ShellContext) {
 		}
 	}
 	switch sub {
-	case "push":
+	case "push", "send-pack": // send-pack is push's plumbing
 		c.raise(policies.ExternalSideEffect, "git push publishes commits")
 		force := hasFlag(rest, "-f", "--force", "--mirror", "-d", "--delete", "--prune")
 		var refs []string
@@ -805,6 +812,9 @@ func classifyGit(c *CommandClass, argv []string, ctx ShellContext) {
 			}
 			if strings.HasPrefix(r, "+") {
 				c.raise(policies.HighRisk, "git push with a forced refspec")
+			}
+			if strings.HasPrefix(r, ":") {
+				c.raise(policies.HighRisk, "git push deletes a remote ref ("+r+")")
 			}
 			dst := r
 			if j := strings.LastIndexByte(r, ':'); j >= 0 {

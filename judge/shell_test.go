@@ -202,3 +202,29 @@ func TestClassifyComputed(t *testing.T) {
 		}
 	}
 }
+
+// A push or a deploy by another name: git's push plumbing, a refspec
+// that deletes a remote ref, a make (just, task) target that publishes.
+func TestClassifyPushByOtherNames(t *testing.T) {
+	rw, ext, high := policies.ReversibleWrite, policies.ExternalSideEffect, policies.HighRisk
+	for _, tt := range []struct {
+		cmd    string
+		want   policies.RiskClass
+		reason string
+	}{
+		{"git send-pack --force ../remote.git main", high, "git push rewrites or deletes remote refs"},
+		{"git push origin :refs/tags/v1", high, "deletes a remote ref"},
+		{"make deploy", high, "make deploy publishes or deploys"},
+		{"make -C site publish", high, "publishes or deploys"},
+		{"just release-prod", high, "publishes or deploys"},
+		// alike, and not
+		{"make test", rw, ""},
+		{"make deployment-notes.md", rw, ""},
+		{"git push origin feature:feature", ext, ""},
+	} {
+		got := ClassifyCommand(tt.cmd, ShellContext{Cwd: "/work/p", Branch: "feature"})
+		if got.Class != tt.want || tt.reason != "" && !strings.Contains(strings.Join(got.Reasons, "; "), tt.reason) {
+			t.Errorf("%q: class %s %v, want %s with %q", tt.cmd, got.Class, got.Reasons, tt.want, tt.reason)
+		}
+	}
+}
