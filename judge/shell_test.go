@@ -153,11 +153,7 @@ func FuzzClassifyCommand(f *testing.F) {
 // The lines beside them that only look alike keep their class.
 func TestClassifyComputed(t *testing.T) {
 	ro, rw, high := policies.ReadOnly, policies.ReversibleWrite, policies.HighRisk
-	for _, tt := range []struct {
-		cmd    string
-		want   policies.RiskClass
-		reason string // substring of a reason, for the high_risk ones
-	}{
+	checkClasses(t, []classCase{
 		{"$(echo git) push --force origin main", high, "computed when the line runs"},
 		{"`echo git` push --force origin main", high, "computed when the line runs"},
 		{"X=push; git $X --force origin main", high, "git subcommand is computed"},
@@ -191,27 +187,14 @@ func TestClassifyComputed(t *testing.T) {
 		{"echo hello | tr a-z A-Z", ro, ""},
 		{`python3 -c "print(1)"`, rw, ""},
 		{"diff <(sort a.txt) <(sort b.txt)", ro, ""},
-	} {
-		got := ClassifyCommand(tt.cmd, ShellContext{Cwd: "/work/p", Branch: "feature"})
-		if got.Class != tt.want {
-			t.Errorf("%q: class %s, want %s (reasons %v)", tt.cmd, got.Class, tt.want, got.Reasons)
-			continue
-		}
-		if tt.reason != "" && !strings.Contains(strings.Join(got.Reasons, "; "), tt.reason) {
-			t.Errorf("%q: reasons %v, want one with %q", tt.cmd, got.Reasons, tt.reason)
-		}
-	}
+	})
 }
 
 // A push or a deploy by another name: git's push plumbing, a refspec
 // that deletes a remote ref, a make (just, task) target that publishes.
 func TestClassifyPushByOtherNames(t *testing.T) {
 	rw, ext, high := policies.ReversibleWrite, policies.ExternalSideEffect, policies.HighRisk
-	for _, tt := range []struct {
-		cmd    string
-		want   policies.RiskClass
-		reason string
-	}{
+	checkClasses(t, []classCase{
 		{"git send-pack --force ../remote.git main", high, "git push rewrites or deletes remote refs"},
 		{"git push origin :refs/tags/v1", high, "deletes a remote ref"},
 		{"make deploy", high, "make deploy publishes or deploys"},
@@ -221,7 +204,20 @@ func TestClassifyPushByOtherNames(t *testing.T) {
 		{"make test", rw, ""},
 		{"make deployment-notes.md", rw, ""},
 		{"git push origin feature:feature", ext, ""},
-	} {
+	})
+}
+
+// classCase is a line, the class it must get, and a substring of one of
+// its reasons ("" for none).
+type classCase struct {
+	cmd    string
+	want   policies.RiskClass
+	reason string
+}
+
+func checkClasses(t *testing.T, cases []classCase) {
+	t.Helper()
+	for _, tt := range cases {
 		got := ClassifyCommand(tt.cmd, ShellContext{Cwd: "/work/p", Branch: "feature"})
 		if got.Class != tt.want || tt.reason != "" && !strings.Contains(strings.Join(got.Reasons, "; "), tt.reason) {
 			t.Errorf("%q: class %s %v, want %s with %q", tt.cmd, got.Class, got.Reasons, tt.want, tt.reason)
