@@ -395,7 +395,12 @@ func strip(raw []string) Segment {
 			s.Sudo = true
 			words = skipFlags(words[1:], map[string]bool{"-u": true, "-g": true, "-C": true, "-D": true, "-h": true, "-p": true, "-r": true, "-t": true, "-U": true})
 		case w == "env":
-			words = skipFlags(words[1:], map[string]bool{"-u": true, "-C": true, "-S": true})
+			rest := skipFlags(words[1:], map[string]bool{"-u": true, "-C": true, "-S": true})
+			if len(rest) == 0 {
+				s.Argv = words // env alone prints the environment
+				return s
+			}
+			words = rest
 		case w == "nohup" || w == "time" || w == "command" || w == "exec" || w == "builtin" || w == "stdbuf" || w == "unbuffer" || w == "caffeinate":
 			words = skipFlags(words[1:], map[string]bool{"-i": true, "-o": true, "-e": true})
 		case w == "nice" || w == "ionice":
