@@ -25,6 +25,11 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 		{"claude Edit local", tool(proj, "Edit", map[string]any{"file_path": in(".claude/settings.local.json"), "old_string": "docket", "new_string": "x"}), "claude-hooks-need-approval"},
 		{"user settings by sed", bash(proj, `sed -i '/docket/d' /home/u/.claude/settings.json`), "claude-hooks-need-approval"},
 		{"codex hooks by redirect", callOf(hooks.Codex, "Bash", proj, map[string]any{"command": `echo '{}' > .codex/hooks.json`}), "codex-hooks-need-approval"},
+		// an unquoted {} was taken for a group's brace, and the redirect
+		// after it was lost; a group's own redirect too
+		{"claude settings by echo {}", bash(proj, `echo {} > .claude/settings.json`), "claude-hooks-need-approval"},
+		{"claude settings by a group", bash(proj, `{ echo '{}'; } > ~/.claude/settings.json`), "claude-hooks-need-approval"},
+		{"claude settings truncated", bash(proj, `> .claude/settings.local.json`), "claude-hooks-need-approval"},
 		{"codex hooks by apply_patch", callOf(hooks.Codex, "apply_patch", proj, map[string]any{"command": "*** Begin Patch\n*** Delete File: .codex/hooks.json\n*** End Patch\n"}), "codex-hooks-need-approval"},
 		{"codex config", bash(proj, `rm ~/.codex/config.toml`), "codex-config-needs-approval"},
 		{"gemini write_file", callOf(hooks.Gemini, "write_file", proj, map[string]any{"file_path": in(".gemini/settings.json"), "content": "{}"}), "gemini-hooks-need-approval"},

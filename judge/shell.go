@@ -99,9 +99,16 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 			seg := strip(raw)
 			seg.Cwd, seg.Piped = cwd, i > 0
 			if len(seg.Argv) == 0 {
+				if len(seg.Redirects) == 0 && len(seg.Inputs) == 0 {
+					continue
+				}
+				// redirections alone (> f, or a group's: { …; } > f) are
+				// the no-op command's, so the protections see their files
+				seg.Argv = []string{":"}
 				if len(seg.Redirects) > 0 {
 					c.raise(policies.ReversibleWrite, "redirect writes a file")
 				}
+				c.Segments = append(c.Segments, seg)
 				continue
 			}
 			c.Segments = append(c.Segments, seg)
@@ -267,7 +274,11 @@ func lexShell(line string) (pipes [][][]string, nested []string, ok bool) {
 			endPipe()
 		case ch == ' ' || ch == '\t':
 			endWord()
-		case ch == '\n' || ch == ';' || ch == '(' || ch == ')' || ch == '{' && !inWord || ch == '}' && !inWord:
+		case ch == '\n' || ch == ';' || ch == '(' || ch == ')':
+			endPipe()
+		case (ch == '{' || ch == '}') && !inWord && len(words) == 0 && groupBrace(line, i):
+			// a group's braces are words of their own at a command's
+			// start; anywhere else ({} for find, echo {}) they are text
 			endPipe()
 		case ch == '&':
 			if i+1 < n && line[i+1] == '&' {
@@ -314,6 +325,20 @@ func lexShell(line string) (pipes [][][]string, nested []string, ok bool) {
 	}
 	endPipe()
 	return pipes, nested, true
+}
+
+// groupBrace reports whether the brace at line[i], at a command's start,
+// is a group's: alone as a word (followed by white space, an operator or
+// the end), as `{ cmd; }` needs, not the start of a word like {a,b}.
+func groupBrace(line string, i int) bool {
+	if i+1 >= len(line) {
+		return true
+	}
+	switch line[i+1] {
+	case ' ', '\t', '\n', ';', '&', '|', '>', '<', ')':
+		return true
+	}
+	return false
 }
 
 func isDigits(s string) bool {

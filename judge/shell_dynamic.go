@@ -16,9 +16,13 @@ import (
 // sh`, `git -c alias.p='push --force' p`).
 
 // computed reports whether a word is wholly made when the line runs: a
-// command substitution or a variable ($(…), `…`, $X, ${X}); a word
-// that only starts with one ($HOME/bin/tool) is a path.
+// command substitution or a variable ($(…), `…`, $X, ${X}), or a brace
+// expansion ({git,push} is two words); a word that only starts with a
+// variable ($HOME/bin/tool) is a path.
 func computed(w string) bool {
+	if i := strings.IndexByte(w, '{'); i >= 0 && (i == 0 || w[i-1] != '$') && strings.Contains(w[i:], ",") && strings.Contains(w[i:], "}") {
+		return true
+	}
 	switch {
 	case strings.HasPrefix(w, "$(") && strings.HasSuffix(w, ")"), strings.HasPrefix(w, "`") && strings.HasSuffix(w, "`"):
 		return true

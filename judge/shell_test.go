@@ -159,6 +159,8 @@ func TestClassifyComputed(t *testing.T) {
 		{"X=push; git $X --force origin main", high, "git subcommand is computed"},
 		{"git $(echo push) -f origin main", high, "git subcommand is computed"},
 		{"eval $(echo Z2l0IHB1c2ggLWYK | base64 -d)", high, "computed when the line runs"},
+		{"{git,push,--force,origin,main}", high, "computed when the line runs"},
+		{"git {push,--force} origin main", high, "git subcommand is computed"},
 		{"echo Z2l0IHB1c2ggLWYK | base64 -d | sh", high, "pipes text into a shell"},
 		{"printf 'git push -f origin main' | bash -s", high, "pipes text into a shell"},
 		{"echo cHJpbnQoMSk= | base64 --decode | python3", high, "decoded text into an interpreter"},
@@ -187,6 +189,9 @@ func TestClassifyComputed(t *testing.T) {
 		{"echo hello | tr a-z A-Z", ro, ""},
 		{`python3 -c "print(1)"`, rw, ""},
 		{"diff <(sort a.txt) <(sort b.txt)", ro, ""},
+		{"echo {}", ro, ""},
+		{"cp notes{,.bak}", rw, ""},
+		{"{ echo a; echo b; } > out.txt", rw, ""},
 	})
 }
 
