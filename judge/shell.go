@@ -20,6 +20,8 @@ type Segment struct {
 	// Piped is a later command of a pipeline: its input is the previous
 	// command's output.
 	Piped bool
+	// XArgs: xargs runs the command, adding arguments from its input.
+	XArgs bool
 	// Cwd is the working directory the segment runs in, as far as the
 	// line's own `cd`s show; "" when unknown.
 	Cwd string
@@ -201,6 +203,15 @@ func lexShell(line string) (pipes [][][]string, nested []string, ok bool) {
 				}
 				i++
 			}
+		case ch == '$' && i+1 < n && line[i+1] == '\'':
+			// ANSI-C quoting: $'\x67it' is git
+			text, end, ok := ansiC(line, i+2)
+			if !ok {
+				return nil, nil, false
+			}
+			cur.WriteString(text)
+			inWord = true
+			i = end
 		case ch == '\'':
 			j := strings.IndexByte(line[i+1:], '\'')
 			if j < 0 {
@@ -437,6 +448,7 @@ func strip(raw []string) Segment {
 			}
 		case w == "xargs":
 			words = skipFlags(words[1:], map[string]bool{"-I": true, "-n": true, "-P": true, "-d": true, "-L": true, "-s": true, "-E": true})
+			s.XArgs = true
 		default:
 			s.Argv = words
 			return s

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/docket/docket/policies"
@@ -49,7 +50,96 @@ func classifyComputed(c *CommandClass, s Segment, before []Segment) {
 		c.raise(policies.HighRisk, "runs a script a process substitution makes")
 	case inlineSpawns(s.Argv):
 		c.raise(policies.HighRisk, name+" runs inline code that starts programs")
+	case s.XArgs && argsDecide.has(name):
+		c.raise(policies.HighRisk, "xargs gives "+name+" arguments the line does not show")
 	}
+}
+
+// argsDecide are the commands whose arguments decide how much they do,
+// so that arguments xargs supplies make them high_risk (`echo push -f |
+// xargs git`, `echo -rf / | xargs rm`); a command that only reads is
+// not one.
+var argsDecide = words{"git", "gh", "rm", "rmdir", "shred", "mv", "cp", "chmod", "chown", "dd", "truncate", "kubectl", "docker", "podman", "npm", "curl", "wget", "ssh", "scp", "rsync", "sh", "bash", "docket"}
+
+// ansiC decodes the text of an ANSI-C quoted word, $'…', from line[i]
+// (just past the opening quote) and returns it with the index of the
+// closing quote; ok is false when it is not closed.
+func ansiC(line string, i int) (text string, end int, ok bool) {
+	var b strings.Builder
+	for ; i < len(line); i++ {
+		ch := line[i]
+		if ch == '\'' {
+			return b.String(), i, true
+		}
+		if ch != '\\' || i+1 >= len(line) {
+			b.WriteByte(ch)
+			continue
+		}
+		i++
+		switch e := line[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case 'x', 'u', 'U':
+			width := 2
+			if e == 'u' {
+				width = 4
+			} else if e == 'U' {
+				width = 8
+			}
+			j := i + 1
+			for j < len(line) && j-i-1 < width && isHex(line[j]) {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			v, _ := strconv.ParseUint(line[i+1:j], 16, 32)
+			if e == 'x' {
+				b.WriteByte(byte(v))
+			} else {
+				b.WriteRune(rune(v))
+			}
+			i = j - 1
+		case 'c':
+			if i+1 < len(line) {
+				i++
+				b.WriteByte(line[i] & 0x1f)
+			}
+		default:
+			if e >= '0' && e <= '7' {
+				j := i
+				for j < len(line) && j-i < 3 && line[j] >= '0' && line[j] <= '7' {
+					j++
+				}
+				v, _ := strconv.ParseUint(line[i:j], 8, 16)
+				b.WriteByte(byte(v))
+				i = j - 1
+				continue
+			}
+			b.WriteByte(e) // \\, \', \", \? and any other
+		}
+	}
+	return "", 0, false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 func isShellName(name string) bool {
