@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -16,6 +17,12 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 	proj := t.TempDir()
 	e, _ := testEngine(t, defaultSet(t))
 	in := func(rel string) string { return filepath.Join(proj, rel) }
+	if err := os.MkdirAll(in(".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in(".claude/settings.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		ev   *hooks.Event
@@ -30,6 +37,8 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 		{"claude settings by echo {}", bash(proj, `echo {} > .claude/settings.json`), "claude-hooks-need-approval"},
 		{"claude settings by a group", bash(proj, `{ echo '{}'; } > ~/.claude/settings.json`), "claude-hooks-need-approval"},
 		{"claude settings truncated", bash(proj, `> .claude/settings.local.json`), "claude-hooks-need-approval"},
+		// a pattern the shell expands to the file
+		{"claude settings by a pattern", bash(proj, `sed -i 's/docket/x/' .claude/*.json`), "claude-hooks-need-approval"},
 		{"codex hooks by apply_patch", callOf(hooks.Codex, "apply_patch", proj, map[string]any{"command": "*** Begin Patch\n*** Delete File: .codex/hooks.json\n*** End Patch\n"}), "codex-hooks-need-approval"},
 		{"codex config", bash(proj, `rm ~/.codex/config.toml`), "codex-config-needs-approval"},
 		{"gemini write_file", callOf(hooks.Gemini, "write_file", proj, map[string]any{"file_path": in(".gemini/settings.json"), "content": "{}"}), "gemini-hooks-need-approval"},

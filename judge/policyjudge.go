@@ -528,6 +528,7 @@ func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
 			for _, w := range pathWords(s) {
 				if ap := j.prot.resolve(w, dir); ap != "" && (strings.ContainsAny(w, "/~.") || strings.HasPrefix(w, "$")) {
 					out = append(out, ap)
+					out = append(out, globMatches(ap)...)
 				}
 			}
 		}
@@ -551,6 +552,23 @@ func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
 		}
 	}
 	return out
+}
+
+// maxGlobMatches bounds the files a pattern in a command is expanded to.
+const maxGlobMatches = 256
+
+// globMatches are the files a pattern in a shell word names now (sed -i
+// … .claude/*.json edits settings.json), as the shell will expand it:
+// a path rule is matched against them as well as against the pattern.
+func globMatches(ap string) []string {
+	if !strings.ContainsAny(ap, "*?[") {
+		return nil
+	}
+	m, err := filepath.Glob(ap)
+	if err != nil {
+		return nil
+	}
+	return m[:min(len(m), maxGlobMatches)]
 }
 
 func ruleMatches(r *policies.Rule, p *ActionProposal, paths []string, vars map[string]string) bool {
