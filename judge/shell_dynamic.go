@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"path"
 	"strconv"
 	"strings"
 
@@ -175,11 +176,13 @@ func decodes(segs []Segment) bool {
 // inlineSpawns reports whether argv hands an interpreter code inline
 // (python -c, perl -e, ruby -e, node -e, php -r) that starts programs.
 func inlineSpawns(argv []string) bool {
-	flag := ""
-	switch name := strings.TrimRight(pathBase(argv[0]), "0123456789."); name {
+	flag, marks := "", spawnMarks
+	switch name := strings.TrimRight(path.Base(argv[0]), "0123456789."); name {
 	case "python", "pypy":
 		flag = "-c"
-	case "perl", "ruby", "node", "nodejs", "deno", "bun":
+	case "perl", "ruby":
+		flag, marks = "-e", append(marks, "`", "qx")
+	case "node", "nodejs", "deno", "bun":
 		flag = "-e"
 	case "php":
 		flag = "-r"
@@ -188,9 +191,8 @@ func inlineSpawns(argv []string) bool {
 	}
 	for i := 1; i+1 < len(argv); i++ {
 		if a := argv[i]; a == flag || flag == "-e" && (a == "-E" || a == "--eval") {
-			code := argv[i+1]
-			for _, m := range spawnMarks {
-				if strings.Contains(code, m) {
+			for _, m := range marks {
+				if strings.Contains(argv[i+1], m) {
 					return true
 				}
 			}
@@ -199,15 +201,9 @@ func inlineSpawns(argv []string) bool {
 	return false
 }
 
-// spawnMarks are what inline code says when it starts a program.
-var spawnMarks = []string{"system(", "system (", "popen", "subprocess", "spawn", "exec(", "execSync", "execFile", "os.exec", "Popen", "pty.", "`", "qx", "Command::", "proc_open", "shell_exec", "passthru"}
-
-func pathBase(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
-}
+// spawnMarks are what inline code says when it starts a program (perl
+// and ruby also by backticks and qx).
+var spawnMarks = []string{"system(", "system (", "popen", "subprocess", "spawn", "exec(", "execSync", "execFile", "os.exec", "Popen", "pty.", "Command::", "proc_open", "shell_exec", "passthru"}
 
 // gitRunsCommand reports whether a git setting names a program (or
 // turns one on) that git runs on its own: an alias (a "!" alias is a

@@ -192,6 +192,7 @@ func TestClassifyComputed(t *testing.T) {
 		{"cat build.py | python3", rw, ""},
 		{"echo hello | tr a-z A-Z", ro, ""},
 		{`python3 -c "print(1)"`, rw, ""},
+		{"node -e 'console.log(`sum ${1 + 1}`)'", rw, ""},
 		{"diff <(sort a.txt) <(sort b.txt)", ro, ""},
 		{"echo {}", ro, ""},
 		{`printf $'a\tb\n'`, ro, ""},
