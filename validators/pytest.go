@@ -30,23 +30,25 @@ raise SystemExit(pytest.console_main())`
 // required_runs times with the harness's python3 (config python when it
 // is an absolute path, else the toolchain's) and environment: a fixed
 // PATH, a private TMPDIR and HOME, no PYTHON* or PYTEST_* variables of
-// the caller and no user site directory (-I, isolated), no module of the
-// project's before the installed ones (pytestMain), no bytecode written
-// into the project (-B: -E drops PYTHONDONTWRITEBYTECODE, and a new
-// __pycache__ would leave the pass without a working-tree digest), no
-// configuration from outside the project (an empty one when the project
-// has none: pytest would look above it) and no conftest.py from above
-// where it runs (--confcutdir). PASS when every run exits 0 and its summary line reports at least
-// one passed test and no failures or errors; "no tests ran" is FAIL.
-// With the rule's scope "project" the target must be "." and pytest
-// runs from the project's Python root with no target (its configured
-// testpaths, else everything), and a deselected test fails the run. In
-// a git repository the suite is held to HEAD's too (pyBase): a test
-// HEAD defines that is gone, a test new or changed since HEAD that is
-// skipped or marked xfail, a conftest.py new or changed since HEAD that
-// can hook pytest, or a pytest section of a configuration file new or
-// changed since HEAD, fails the run. Refused: an empty target, a target starting with "-",
-// required_runs < 1.
+// the caller and no user site directory (-I, isolated), no module of
+// the project's before the installed ones (pytestMain), no bytecode
+// written into the project (-B: -E drops PYTHONDONTWRITEBYTECODE, and a
+// new __pycache__ would leave the pass without a working-tree digest),
+// no configuration from outside the project (an empty one when the
+// project has none: pytest would look above it) and no conftest.py from
+// above where it runs (--confcutdir). PASS when every run exits 0 and
+// its summary line reports at least one passed test and no failures or
+// errors; "no tests ran" is FAIL. With the rule's scope "project" the
+// target must be "." and pytest runs from the project's Python root
+// with no target (its configured testpaths, else everything), and a
+// deselected test fails the run. In a git repository the suite is held
+// to HEAD's too (pyBase): a test HEAD defines that is gone, a test new
+// or changed since HEAD that is skipped or marked xfail, a conftest.py
+// new or changed since HEAD that can hook pytest, or a pytest section
+// of a configuration file new or changed since HEAD, fails the run.
+// Refused: an empty target, a target starting with "-", required_runs
+// < 1, and with scope "project" a Python root the change made
+// (rootAtHead).
 type pytestClass struct{}
 
 type pytestConfig struct {
