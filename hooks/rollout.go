@@ -186,7 +186,8 @@ type UnhookedCall struct {
 // is found, and a turn without tool calls costs one read unless it is
 // longer than 64 KiB. The rollout is the agent's own file: what it says
 // is only a candidate, which the caller checks against the judge's
-// signed decisions before recording it (ledgerhook.RecordUnhooked). Nil for any other runtime or event.
+// signed decisions before recording it (ledgerhook.RecordUnhooked). Nil
+// for any other runtime or event.
 func CodexUnhookedFailures(e *Event, open func(path string) (*os.File, error)) []UnhookedCall {
 	if e == nil || e.Runtime != Codex || e.TranscriptPath == "" {
 		return nil
