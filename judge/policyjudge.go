@@ -532,6 +532,9 @@ func (j *PolicyJudge) targetPaths(p *ActionProposal) []string {
 				}
 			}
 		}
+		for _, ap := range p.Context.Applies {
+			out = append(out, filepath.Clean(ap))
+		}
 		return out
 	}
 	var in map[string]any

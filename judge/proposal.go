@@ -188,7 +188,10 @@ type ProposalContext struct {
 	MCPName string
 	// Paths are the files the call names (hooks.Event.Paths: a patch's
 	// every file), as written.
-	Paths        []string
+	Paths []string
+	// Applies are the files the patches a shell line applies write
+	// (patchTargets), absolute.
+	Applies      []string
 	Shell        *CommandClass // for shell tools
 	ClassReasons []string
 	// Acts are the acts the call performs that rules may name (an MCP
@@ -255,6 +258,7 @@ func (p *ActionProposal) Clone() *ActionProposal {
 	c.Context.ClassReasons = append([]string(nil), p.Context.ClassReasons...)
 	c.Context.Acts = append([]Act(nil), p.Context.Acts...)
 	c.Context.Paths = append([]string(nil), p.Context.Paths...)
+	c.Context.Applies = append([]string(nil), p.Context.Applies...)
 	c.Context.Spec.Agents = append([]string(nil), p.Context.Spec.Agents...)
 	if p.Context.Shell != nil {
 		sh := *p.Context.Shell
