@@ -1,7 +1,11 @@
 package judge
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +27,10 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 	if err := os.WriteFile(in(".claude/settings.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	writeZip(t, in("wiring.zip"), ".claude/settings.json")
+	writeZip(t, in("code.zip"), "main.go")
+	writeTar(t, in("wiring.tgz"), true, "./.codex/hooks.json")
+	writeTar(t, in("nested.tar"), false, filepath.Base(proj)+"/.claude/settings.local.json")
 	for name, body := range map[string]string{
 		"hooks.diff":   "--- a/.claude/settings.json\n+++ b/.claude/settings.json\n@@ -1 +1 @@\n-{}\n+{\"disableAllHooks\":true}\n",
 		"codex.patch":  "From 1 Mon Sep 17 00:00:00 2001\nSubject: tidy\n\ndiff --git a/.codex/hooks.json b/.codex/hooks.json\ndeleted file mode 100644\n--- a/.codex/hooks.json\n+++ /dev/null\n",
@@ -55,6 +63,11 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 		{"codex hooks by git am", bash(proj, `git am --3way codex.patch`), "codex-hooks-need-approval"},
 		{"a git hook by patch -i", bash(proj, `patch -p0 -i githook.diff`), "git-hooks-need-approval"},
 		{"a patch of the code", bash(proj, `git apply code.diff`), ""},
+		// an archive names the files it writes inside it too
+		{"claude settings by unzip", bash(proj, `unzip -o wiring.zip`), "claude-hooks-need-approval"},
+		{"codex hooks by tar", bash(proj, `tar xzf wiring.tgz`), "codex-hooks-need-approval"},
+		{"claude settings by tar -C", bash(proj, `tar -x -f nested.tar -C ..`), "claude-hooks-need-approval"},
+		{"an archive of the code", bash(proj, `unzip -o code.zip`), ""},
 		{"codex hooks by apply_patch", callOf(hooks.Codex, "apply_patch", proj, map[string]any{"command": "*** Begin Patch\n*** Delete File: .codex/hooks.json\n*** End Patch\n"}), "codex-hooks-need-approval"},
 		{"codex config", bash(proj, `rm ~/.codex/config.toml`), "codex-config-needs-approval"},
 		{"gemini write_file", callOf(hooks.Gemini, "write_file", proj, map[string]any{"file_path": in(".gemini/settings.json"), "content": "{}"}), "gemini-hooks-need-approval"},
@@ -85,4 +98,53 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeZip writes a zip archive at path holding the names, each "{}".
+func writeZip(t *testing.T, path string, names ...string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("{}"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// writeTar writes a tar archive (gzipped with gz) at path holding the
+// names, each "{}".
+func writeTar(t *testing.T, path string, gz bool, names ...string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w io.WriteCloser = f
+	if gz {
+		w = gzip.NewWriter(f)
+	}
+	tw := tar.NewWriter(w)
+	for _, n := range names {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: 2}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte("{}"))
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if gz {
+		w.Close()
+	}
+	f.Close()
 }

@@ -1,6 +1,12 @@
 package judge
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"compress/bzip2"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,4 +130,153 @@ func diffTargets(patch string) []string {
 		}
 	}
 	return append(out, PatchPaths(patch)...)
+}
+
+// maxArchiveRead bounds what the judge reads of a tar archive to list
+// it (a zip's directory is at its end and read whole).
+const maxArchiveRead = 16 << 20
+
+// archiveTargets adds to a shell call's Context.Applies the files the
+// archives it extracts write (tar -x, unzip), listed from the archives
+// with open: an archive that holds a hook's wiring is judged as a write
+// to it. Entries past maxArchiveRead of a tar are not listed.
+func archiveTargets(p *ActionProposal, open func(string) (*os.File, error)) {
+	sh := p.Context.Shell
+	if sh == nil {
+		return
+	}
+	for _, s := range sh.Segments {
+		archive, dest, kind := extraction(s)
+		if archive == "" {
+			continue
+		}
+		dir := s.Cwd
+		if dir == "" {
+			dir = p.Context.Cwd
+		}
+		if !filepath.IsAbs(archive) {
+			if dir == "" {
+				continue
+			}
+			archive = filepath.Join(dir, archive)
+		}
+		if dest == "" {
+			dest = dir
+		} else if !filepath.IsAbs(dest) {
+			dest = filepath.Join(dir, dest)
+		}
+		if open == nil {
+			open = regular.Open
+		}
+		f, err := open(archive)
+		if err != nil {
+			continue
+		}
+		for _, name := range archiveNames(f, kind) {
+			p.Context.Applies = append(p.Context.Applies, filepath.Join(dest, name))
+		}
+		f.Close()
+	}
+}
+
+// extraction returns the archive a segment extracts, the directory it
+// extracts into ("" for the working directory) and its kind ("tar",
+// "zip"); archive is "" for any other segment.
+func extraction(s Segment) (archive, dest, kind string) {
+	args := s.Argv[1:]
+	switch s.Name() {
+	case "unzip":
+		for i := 0; i < len(args); i++ {
+			switch a := args[i]; {
+			case a == "-d" && i+1 < len(args):
+				dest = args[i+1]
+				i++
+			case !strings.HasPrefix(a, "-") && archive == "":
+				archive = a
+			}
+		}
+		return archive, dest, "zip"
+	case "tar", "bsdtar", "gtar":
+		extract := false
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "-x" || a == "--extract" || a == "--get":
+				extract = true
+			case a == "-f" || a == "--file":
+				if i+1 < len(args) {
+					archive = args[i+1]
+					i++
+				}
+			case strings.HasPrefix(a, "--file="):
+				archive = strings.TrimPrefix(a, "--file=")
+			case a == "-C" || a == "--directory":
+				if i+1 < len(args) {
+					dest = args[i+1]
+					i++
+				}
+			case strings.HasPrefix(a, "--directory="):
+				dest = strings.TrimPrefix(a, "--directory=")
+			case strings.HasPrefix(a, "--"):
+			case i == 0 && !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "-"):
+				// bundled letters: tar xzf F, tar -xzf F
+				letters := strings.TrimPrefix(a, "-")
+				if strings.ContainsRune(letters, 'x') {
+					extract = true
+				}
+				if j := strings.IndexByte(letters, 'f'); j >= 0 {
+					if j+1 < len(letters) {
+						archive = letters[j+1:]
+					} else if i+1 < len(args) {
+						archive = args[i+1]
+						i++
+					}
+				}
+			}
+		}
+		if !extract {
+			return "", "", ""
+		}
+		return archive, dest, "tar"
+	}
+	return "", "", ""
+}
+
+// archiveNames lists an archive's entries: a zip's directory, a tar's
+// headers (plain, gzip or bzip2) up to maxArchiveRead bytes.
+func archiveNames(f *os.File, kind string) []string {
+	var names []string
+	if kind == "zip" {
+		st, err := f.Stat()
+		if err != nil {
+			return nil
+		}
+		zr, err := zip.NewReader(f, st.Size())
+		if err != nil {
+			return nil
+		}
+		for _, e := range zr.File {
+			names = append(names, e.Name)
+		}
+		return names
+	}
+	br := bufio.NewReader(io.LimitReader(f, maxArchiveRead))
+	var r io.Reader = br
+	if magic, _ := br.Peek(3); len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil
+		}
+		r = zr
+	} else if string(magic) == "BZh" {
+		r = bzip2.NewReader(br)
+	}
+	tr := tar.NewReader(io.LimitReader(r, 4*maxArchiveRead))
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return names
+		}
+		names = append(names, h.Name)
+	}
 }
