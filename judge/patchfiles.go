@@ -24,21 +24,10 @@ const maxPatchFile = 1 << 20
 // hook is judged as a write to it. A patch that cannot be read adds
 // nothing (the command will not read it either, or it is a pipe).
 func patchTargets(p *ActionProposal, open func(string) (*os.File, error)) {
-	sh := p.Context.Shell
-	if sh == nil {
-		return
-	}
-	for _, s := range sh.Segments {
-		dir := s.Cwd
-		if dir == "" {
-			dir = p.Context.Cwd
-		}
+	eachSegment(p, func(s Segment, dir string) {
 		for _, f := range patchFiles(s) {
-			if !filepath.IsAbs(f) {
-				if dir == "" {
-					continue
-				}
-				f = filepath.Join(dir, f)
+			if f = under(dir, f); f == "" {
+				continue
 			}
 			b, err := regular.ReadFile(open, f, maxPatchFile)
 			if err != nil {
@@ -48,7 +37,34 @@ func patchTargets(p *ActionProposal, open func(string) (*os.File, error)) {
 				p.Context.Applies = append(p.Context.Applies, filepath.Join(dir, t))
 			}
 		}
+	})
+}
+
+// eachSegment calls fn with each segment of a shell call and the
+// directory it runs in (its line's cd's, else the call's cwd).
+func eachSegment(p *ActionProposal, fn func(s Segment, dir string)) {
+	if p.Context.Shell == nil {
+		return
 	}
+	for _, s := range p.Context.Shell.Segments {
+		dir := s.Cwd
+		if dir == "" {
+			dir = p.Context.Cwd
+		}
+		fn(s, dir)
+	}
+}
+
+// under is f as an absolute path, relative ones taken from dir; "" when
+// f is relative and dir unknown.
+func under(dir, f string) string {
+	switch {
+	case filepath.IsAbs(f):
+		return f
+	case dir == "":
+		return ""
+	}
+	return filepath.Join(dir, f)
 }
 
 // patchFiles are the patch files a segment applies: git apply's and git
@@ -141,42 +157,29 @@ const maxArchiveRead = 16 << 20
 // with open: an archive that holds a hook's wiring is judged as a write
 // to it. Entries past maxArchiveRead of a tar are not listed.
 func archiveTargets(p *ActionProposal, open func(string) (*os.File, error)) {
-	sh := p.Context.Shell
-	if sh == nil {
-		return
+	if open == nil {
+		open = regular.Open
 	}
-	for _, s := range sh.Segments {
+	eachSegment(p, func(s Segment, dir string) {
 		archive, dest, kind := extraction(s)
 		if archive == "" {
-			continue
+			return // none, or a tar read from its input
 		}
-		dir := s.Cwd
-		if dir == "" {
-			dir = p.Context.Cwd
+		if archive = under(dir, archive); archive == "" {
+			return
 		}
-		if !filepath.IsAbs(archive) {
-			if dir == "" {
-				continue
-			}
-			archive = filepath.Join(dir, archive)
-		}
-		if dest == "" {
+		if dest = under(dir, dest); dest == "" {
 			dest = dir
-		} else if !filepath.IsAbs(dest) {
-			dest = filepath.Join(dir, dest)
-		}
-		if open == nil {
-			open = regular.Open
 		}
 		f, err := open(archive)
 		if err != nil {
-			continue
+			return
 		}
+		defer f.Close()
 		for _, name := range archiveNames(f, kind) {
 			p.Context.Applies = append(p.Context.Applies, filepath.Join(dest, name))
 		}
-		f.Close()
-	}
+	})
 }
 
 // extraction returns the archive a segment extracts, the directory it
@@ -197,41 +200,22 @@ func extraction(s Segment) (archive, dest, kind string) {
 		}
 		return archive, dest, "zip"
 	case "tar", "bsdtar", "gtar":
+		if len(args) == 0 {
+			return "", "", ""
+		}
 		extract := false
-		for i := 0; i < len(args); i++ {
-			a := args[i]
-			switch {
-			case a == "-x" || a == "--extract" || a == "--get":
+		for _, a := range args {
+			if a == "--extract" || a == "--get" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'x') {
 				extract = true
-			case a == "-f" || a == "--file":
-				if i+1 < len(args) {
-					archive = args[i+1]
-					i++
-				}
-			case strings.HasPrefix(a, "--file="):
-				archive = strings.TrimPrefix(a, "--file=")
-			case a == "-C" || a == "--directory":
-				if i+1 < len(args) {
-					dest = args[i+1]
-					i++
-				}
-			case strings.HasPrefix(a, "--directory="):
-				dest = strings.TrimPrefix(a, "--directory=")
-			case strings.HasPrefix(a, "--"):
-			case i == 0 && !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "-"):
-				// bundled letters: tar xzf F, tar -xzf F
-				letters := strings.TrimPrefix(a, "-")
-				if strings.ContainsRune(letters, 'x') {
-					extract = true
-				}
-				if j := strings.IndexByte(letters, 'f'); j >= 0 {
-					if j+1 < len(letters) {
-						archive = letters[j+1:]
-					} else if i+1 < len(args) {
-						archive = args[i+1]
-						i++
-					}
-				}
+			}
+		}
+		archive, _ = optionValue(args, 'f', "--file")
+		dest, _ = optionValue(args, 'C', "--directory")
+		// the old form: tar xzf F, its letters without a dash
+		if old := args[0]; !strings.HasPrefix(old, "-") {
+			extract = extract || strings.ContainsRune(old, 'x')
+			if strings.ContainsRune(old, 'f') && archive == "" && len(args) > 1 {
+				archive = args[1]
 			}
 		}
 		if !extract {
