@@ -63,6 +63,11 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 		{"codex hooks by git am", bash(proj, `git am --3way codex.patch`), "codex-hooks-need-approval"},
 		{"a git hook by patch -i", bash(proj, `patch -p0 -i githook.diff`), "git-hooks-need-approval"},
 		{"a patch of the code", bash(proj, `git apply code.diff`), ""},
+		// git's own config names programs git runs: an fsmonitor there
+		// runs at the next git status, past the judge
+		{"git config by Edit", tool(proj, "Edit", map[string]any{"file_path": in(".git/config"), "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = sh -c 'git push -f'"}), "git-config-needs-approval"},
+		{"git config by redirect", bash(proj, `printf '[alias]\n\tst = !git push -f\n' >> .git/config`), "git-config-needs-approval"},
+		{"git config read", bash(proj, `cat .git/config`), ""},
 		// an archive names the files it writes inside it too
 		{"claude settings by unzip", bash(proj, `unzip -o wiring.zip`), "claude-hooks-need-approval"},
 		{"codex hooks by tar", bash(proj, `tar xzf wiring.tgz`), "codex-hooks-need-approval"},

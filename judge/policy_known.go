@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:e336822a48a484526b895e80c3d121d8"
+const defaultPolicyVersion = "pv1:6eaffe72b584293693ca781d36380684"
 
 var _ time.Duration
 
@@ -412,6 +412,13 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Path:     "*/.git/hooks/*",
 					MinClass: "reversible_write",
 					Reason:   "a git hook runs code on every commit or push; a human must approve changing one",
+				},
+				policies.Rule{
+					ID:       "git-config-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.git/config",
+					MinClass: "reversible_write",
+					Reason:   "a repository's git config names programs git runs on its own (aliases, core.fsmonitor, core.hooksPath, filters); a human must approve changing it",
 				},
 				policies.Rule{
 					ID:       "claude-hooks-need-approval",

@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "05b80baebb4d13213ec8b3a20c9ffda3245753dade17c2616b1c02ff62894b66"
+const knownDefaultsDigest = "b1fa7431dbffecb77b5e2c4639cbe32df0d251b7db46198fa8f27c2363c63da9"
