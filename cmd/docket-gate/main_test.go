@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/docket/docket/internal/home"
+	"github.com/docket/docket/internal/ledgerhook/ledgerhooktest"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/trust"
 )
@@ -126,28 +127,13 @@ func BenchmarkRun(b *testing.B) {
 // session ended); the stop's answer does not depend on it.
 func TestStopRecordsUnhookedFailure(t *testing.T) {
 	dir := setupHome(t)
-	b, err := os.ReadFile("../../testdata/hooks/captured/codex-rollout-mcp-failed.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rollout := filepath.Join(t.TempDir(), "rollout.jsonl")
-	if err := os.WriteFile(rollout, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	h, _ := home.At(dir)
 	l, err := ledger.Open(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const session = "01a20c98-bfd4-7122-b150-f54b293a0ced"
-	// the judge's decision, as docket-judge records it (its arguments_hash
-	// is of the canonical tool_input)
-	if _, err := l.Append(session, ledger.Record{Kind: ledger.KindJudgeDecision, Runtime: "codex", Event: "PreToolUse",
-		Tool: "mcp__term__run_command", ToolUseID: "call_docket_03",
-		Body: map[string]any{"outcome": "allow", "enforcement_action": "none",
-			"arguments_hash": "sha256:e825c1abbd835169050cec961143b7c01a7dd7f55b55ba7d60afe044622a0fb6"}}); err != nil {
-		t.Fatal(err)
-	}
+	rollout := ledgerhooktest.UnhookedFailure(t, l, t.TempDir(), 0o600)
+	const session = ledgerhooktest.Session
 	stop, _ := json.Marshal(map[string]any{"session_id": session, "transcript_path": rollout, "cwd": t.TempDir(),
 		"hook_event_name": "Stop", "turn_id": "t", "model": "gpt-5.5", "stop_hook_active": false,
 		"last_assistant_message": "The listing failed; the directory does not exist."})

@@ -18,6 +18,7 @@ import (
 	"github.com/docket/docket/internal/gatehook"
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/hookclient"
+	"github.com/docket/docket/internal/ledgerhook/ledgerhooktest"
 	"github.com/docket/docket/ledger"
 	"github.com/docket/docket/policies"
 	"github.com/docket/docket/server"
@@ -703,25 +704,12 @@ func TestDaemonRecordsUnhookedFailure(t *testing.T) {
 		}
 	}
 	peer := hookclient.Peer{UID: uint32(os.Geteuid()) + 4242, GID: 4242, PID: int32(os.Getpid())}
-	b, err := os.ReadFile("../../testdata/hooks/captured/codex-rollout-mcp-failed.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rollout := filepath.Join(openDir(t), "rollout.jsonl")
-	if err := os.WriteFile(rollout, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	l, err := ledger.Open(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const session = "01a20c98-bfd4-7122-b150-f54b293a0ced"
-	if _, err := l.Append(session, ledger.Record{Kind: ledger.KindJudgeDecision, Runtime: "codex", Event: "PreToolUse",
-		Tool: "mcp__term__run_command", ToolUseID: "call_docket_03",
-		Body: map[string]any{"outcome": "allow", "enforcement_action": "none",
-			"arguments_hash": "sha256:e825c1abbd835169050cec961143b7c01a7dd7f55b55ba7d60afe044622a0fb6"}}); err != nil {
-		t.Fatal(err)
-	}
+	rollout := ledgerhooktest.UnhookedFailure(t, l, openDir(t), 0o644)
+	const session = ledgerhooktest.Session
 	next := fmt.Sprintf(`{"session_id":%q,"turn_id":"t1","transcript_path":%q,"cwd":%q,"hook_event_name":"PreToolUse","model":"gpt-5.5","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_docket_05"}`, session, rollout, proj)
 	if code, out, errs := hookCall(t, d, hookclient.RouteJudge, peer, next, "--runtime", "codex"); code != 0 {
 		t.Fatalf("judge: exit %d, stdout %s, stderr %s", code, out, errs)
