@@ -149,17 +149,14 @@ func (commandClass) run(ctx context.Context, x *execution) (*outcome, error) {
 		out := &outcome{detail: map[string]any{"base": base.commit}}
 		switch {
 		case len(base.removed) > 0:
-			out.detail["removed_since_base"] = base.removed
-			out.reason = fmt.Sprintf("%d test file(s) HEAD has are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(base.removed), clipNames(base.removed))
-			return out, nil
+			return out.goneSinceBase("removed_since_base", "test file(s) HEAD has", base.removed), nil
 		case len(base.skips) > 0:
 			out.detail["skips_since_base"] = clipList(base.skips, 20)
 			out.reason = fmt.Sprintf("%d line(s) added to test files since HEAD skip or narrow tests: %s. A test that does not run proves nothing: make it run (a skip meant to stay is committed first)", len(base.skips), clipNames(base.skips))
 			return out, nil
 		case len(base.changed) > 0:
-			out.detail["definition_changed_since_base"] = base.changed
-			out.reason = fmt.Sprintf("%s new or changed since HEAD: it says what %q runs, so its exit status cannot speak for the work. Revert it, or commit it first (the history then shows it)", clipNames(base.changed), strings.Join(argv, " "))
-			return out, nil
+			return out.changedSinceBase("definition_changed_since_base", base.changed,
+				fmt.Sprintf("it says what %q runs", strings.Join(argv, " "))), nil
 		}
 	}
 	if why, err := x.localRemote(ctx, argv); err != nil || why != "" {

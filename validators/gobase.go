@@ -161,6 +161,27 @@ func (x *execution) rootAtHead(ctx context.Context, markers ...string) error {
 		filepath.ToSlash(rel), strings.Join(markers, ", "), commit[:min(12, len(commit))])
 }
 
+// revertOrCommit is the way out of a change since HEAD a pass cannot
+// rest on.
+const revertOrCommit = "Revert it, or commit it first (the history then shows it)"
+
+// goneSinceBase fails out for the things HEAD has that are gone (what
+// names them, "test(s) HEAD defines"), recorded in detail[key].
+func (out *outcome) goneSinceBase(key, what string, names []string) *outcome {
+	out.detail[key] = names
+	out.reason = fmt.Sprintf("%d %s are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(names), what, clipNames(names))
+	return out
+}
+
+// changedSinceBase fails out for files or code new or changed since
+// HEAD that decide what a run reports (why says how), recorded in
+// detail[key].
+func (out *outcome) changedSinceBase(key string, names []string, why string) *outcome {
+	out.detail[key] = names
+	out.reason = fmt.Sprintf("%s new or changed since HEAD: %s, so a pass cannot rest on it. %s", clipNames(names), why, revertOrCommit)
+	return out
+}
+
 // headBlob is one file at HEAD.
 type headBlob struct {
 	dir, name, oid string // dir relative to the working directory

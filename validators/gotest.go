@@ -227,14 +227,11 @@ func (goTestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 			out.detail["tests_changed_since_base"] = clipList(sortedKeys(touched), 20)
 		}
 		if len(b.removed) > 0 {
-			out.detail["removed_since_base"] = b.removed
-			out.reason = fmt.Sprintf("%d test(s) HEAD defines are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(b.removed), clipNames(b.removed))
-			return out, nil
+			return out.goneSinceBase("removed_since_base", "test(s) HEAD defines", b.removed), nil
 		}
 		if len(b.setupChanged) > 0 {
-			out.detail["setup_changed_since_base"] = b.setupChanged
-			out.reason = fmt.Sprintf("%s new or changed since HEAD: code in the test files that runs before the tests can decide what the run reports, so a pass cannot rest on it. Revert it, or commit it first (the history then shows it)", clipNames(b.setupChanged))
-			return out, nil
+			return out.changedSinceBase("setup_changed_since_base", b.setupChanged,
+				"code in the test files that runs before the tests can decide what the run reports"), nil
 		}
 	}
 	for i := 1; i <= runs; i++ {

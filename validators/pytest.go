@@ -160,14 +160,11 @@ func (pytestClass) run(ctx context.Context, x *execution) (*outcome, error) {
 			out.detail["tests_changed_since_base"] = clipList(sortedKeys(base.touched), 20)
 		}
 		if len(base.removed) > 0 {
-			out.detail["removed_since_base"] = base.removed
-			out.reason = fmt.Sprintf("%d test(s) HEAD defines are gone: %s. A suite passes only with its tests: restore them (a removal meant to stay is committed first)", len(base.removed), clipNames(base.removed))
-			return out, nil
+			return out.goneSinceBase("removed_since_base", "test(s) HEAD defines", base.removed), nil
 		}
 		if len(base.startup) > 0 {
-			out.detail["startup_changed_since_base"] = base.startup
-			out.reason = fmt.Sprintf("%s new or changed since HEAD, and decides what pytest runs or reports (a conftest.py that can hook pytest, the pytest section of a configuration file), so a pass cannot rest on it. Revert it, or commit it first (the history then shows it)", clipNames(base.startup))
-			return out, nil
+			return out.changedSinceBase("startup_changed_since_base", base.startup,
+				"it decides what pytest runs or reports (a conftest.py that can hook pytest, the pytest section of a configuration file)"), nil
 		}
 	}
 	env := append(x.tc.baseEnv(x.tmp), "HOME="+filepath.Join(x.tmp, "home"))
