@@ -67,12 +67,16 @@ func TestHookWiringNeedsApproval(t *testing.T) {
 		// runs at the next git status, past the judge
 		{"git config by Edit", tool(proj, "Edit", map[string]any{"file_path": in(".git/config"), "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = sh -c 'git push -f'"}), "git-config-needs-approval"},
 		{"git config by redirect", bash(proj, `printf '[alias]\n\tst = !git push -f\n' >> .git/config`), "git-config-needs-approval"},
+		{"a worktree's git config", bash(proj, `echo '[alias] st = !sh' >> .git/config.worktree`), "git-config-needs-approval"},
+		{"a submodule's git config", tool(proj, "Write", map[string]any{"file_path": in(".git/modules/lib/config"), "content": "[core]\n\tfsmonitor = sh\n"}), "git-config-needs-approval"},
 		{"git config read", bash(proj, `cat .git/config`), ""},
 		// an archive names the files it writes inside it too
 		{"claude settings by unzip", bash(proj, `unzip -o wiring.zip`), "claude-hooks-need-approval"},
 		{"codex hooks by tar", bash(proj, `tar xzf wiring.tgz`), "codex-hooks-need-approval"},
 		{"claude settings by tar -C", bash(proj, `tar -x -f nested.tar -C ..`), "claude-hooks-need-approval"},
 		{"an archive of the code", bash(proj, `unzip -o code.zip`), ""},
+		{"claude settings by 7z", bash(proj, `7z x wiring.zip -o.`), "claude-hooks-need-approval"},
+		{"an archive listed", bash(proj, `unzip -l wiring.zip`), ""},
 		{"codex hooks by apply_patch", callOf(hooks.Codex, "apply_patch", proj, map[string]any{"command": "*** Begin Patch\n*** Delete File: .codex/hooks.json\n*** End Patch\n"}), "codex-hooks-need-approval"},
 		{"codex config", bash(proj, `rm ~/.codex/config.toml`), "codex-config-needs-approval"},
 		{"gemini write_file", callOf(hooks.Gemini, "write_file", proj, map[string]any{"file_path": in(".gemini/settings.json"), "content": "{}"}), "gemini-hooks-need-approval"},

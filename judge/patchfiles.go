@@ -191,10 +191,25 @@ func extraction(s Segment) (archive, dest, kind string) {
 	case "unzip":
 		for i := 0; i < len(args); i++ {
 			switch a := args[i]; {
+			case a == "-l" || a == "-v" || a == "-t" || a == "-p" || a == "-Z" || a == "-z":
+				return "", "", "" // lists, tests or prints: writes nothing
 			case a == "-d" && i+1 < len(args):
 				dest = args[i+1]
 				i++
 			case !strings.HasPrefix(a, "-") && archive == "":
+				archive = a
+			}
+		}
+		return archive, dest, "zip"
+	case "7z", "7za", "7zz":
+		// 7z x|e ARCHIVE [-oDIR]: a zip is listed; other formats are not
+		if len(args) < 2 || args[0] != "x" && args[0] != "e" {
+			return "", "", ""
+		}
+		for _, a := range args[1:] {
+			if d, ok := strings.CutPrefix(a, "-o"); ok {
+				dest = d
+			} else if !strings.HasPrefix(a, "-") && archive == "" {
 				archive = a
 			}
 		}

@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:6eaffe72b584293693ca781d36380684"
+const defaultPolicyVersion = "pv1:0b97b8e6943e97d4da7034f680fdfccc"
 
 var _ time.Duration
 
@@ -416,9 +416,9 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 				policies.Rule{
 					ID:       "git-config-needs-approval",
 					Effect:   "escalate",
-					Path:     "*/.git/config",
+					Path:     "*/.git/*config*",
 					MinClass: "reversible_write",
-					Reason:   "a repository's git config names programs git runs on its own (aliases, core.fsmonitor, core.hooksPath, filters); a human must approve changing it",
+					Reason:   "a repository's git config (config, config.worktree, a submodule's) names programs git runs on its own (aliases, core.fsmonitor, core.hooksPath, filters); a human must approve changing it",
 				},
 				policies.Rule{
 					ID:       "claude-hooks-need-approval",

@@ -217,7 +217,8 @@ func gitRunsCommand(key string) bool {
 		"sequence.editor", "diff.external", "credential.helper", "gpg.program", "uploadpack.packobjectshook":
 		return true
 	}
-	if strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager.") || strings.HasPrefix(key, "protocol.") {
+	if strings.HasPrefix(key, "alias.") || strings.HasPrefix(key, "pager.") || strings.HasPrefix(key, "protocol.") ||
+		key == "include.path" || strings.HasPrefix(key, "includeif.") { // a file that can set any of these
 		return true
 	}
 	for _, s := range []string{".textconv", ".command", ".driver", ".clean", ".smudge", ".process", ".program", ".helper", ".uploadpack", ".receivepack", ".cmd", ".tool"} {

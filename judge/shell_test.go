@@ -175,6 +175,7 @@ func TestClassifyComputed(t *testing.T) {
 		{"git --config-env=core.sshCommand=EVIL fetch", high, "core.sshCommand"},
 		{"git config alias.yolo 'push --force'", high, "git config sets alias.yolo"},
 		{"git config --global core.hooksPath /tmp/hooks", high, "core.hooksPath"},
+		{"git -c include.path=/tmp/evil.cfg status", high, "include.path"},
 		{"git config set --local filter.x.smudge 'sh x'", high, "filter.x.smudge"},
 		{"git yolo origin main", high, "git yolo is no git command"},
 		{`python3 -c "import os; os.system('git push -f origin main')"`, high, "inline code that starts programs"},

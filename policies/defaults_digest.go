@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "b1fa7431dbffecb77b5e2c4639cbe32df0d251b7db46198fa8f27c2363c63da9"
+const knownDefaultsDigest = "83703252f6013159cb792b64d0f325a765d658456fcdad855cadeace1ac4685f"
