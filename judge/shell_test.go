@@ -126,7 +126,9 @@ func TestClassifySegments(t *testing.T) {
 }
 
 func FuzzClassifyCommand(f *testing.F) {
-	for _, s := range []string{"git push origin main", "rm -rf / && echo $(ls)", "a 'b' \"c $(d `e`)\" <<EOF\nx\nEOF", "((((", "echo \\", "x=1 y", "cat <(ls) >(wc)"} {
+	for _, s := range []string{"git push origin main", "rm -rf / && echo $(ls)", "a 'b' \"c $(d `e`)\" <<EOF\nx\nEOF", "((((", "echo \\", "x=1 y", "cat <(ls) >(wc)",
+		// the ANSI-C, brace, bare-redirect and xargs paths
+		`$'\x67it' push`, `$'\x`, `$'\u00e9\U0001F600\c`, `$'\cA\777\08'`, "$'open", "echo {} > f", "{ a; } > f", "> f", "{git,push}", "printf x | xargs git"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
