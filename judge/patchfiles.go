@@ -1,12 +1,6 @@
 package judge
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"bufio"
-	"compress/bzip2"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,10 +142,6 @@ func diffTargets(patch string) []string {
 	return append(out, PatchPaths(patch)...)
 }
 
-// maxArchiveRead bounds what the judge reads of a tar archive to list
-// it (a zip's directory is at its end and read whole).
-const maxArchiveRead = 16 << 20
-
 // archiveTargets adds to a shell call's Context.Applies the files the
 // archives it extracts write (tar -x, unzip), listed from the archives
 // with open: an archive that holds a hook's wiring is judged as a write
@@ -239,43 +229,4 @@ func extraction(s Segment) (archive, dest, kind string) {
 		return archive, dest, "tar"
 	}
 	return "", "", ""
-}
-
-// archiveNames lists an archive's entries: a zip's directory, a tar's
-// headers (plain, gzip or bzip2) up to maxArchiveRead bytes.
-func archiveNames(f *os.File, kind string) []string {
-	var names []string
-	if kind == "zip" {
-		st, err := f.Stat()
-		if err != nil {
-			return nil
-		}
-		zr, err := zip.NewReader(f, st.Size())
-		if err != nil {
-			return nil
-		}
-		for _, e := range zr.File {
-			names = append(names, e.Name)
-		}
-		return names
-	}
-	br := bufio.NewReader(io.LimitReader(f, maxArchiveRead))
-	var r io.Reader = br
-	if magic, _ := br.Peek(3); len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil
-		}
-		r = zr
-	} else if string(magic) == "BZh" {
-		r = bzip2.NewReader(br)
-	}
-	tr := tar.NewReader(io.LimitReader(r, 4*maxArchiveRead))
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			return names
-		}
-		names = append(names, h.Name)
-	}
 }
