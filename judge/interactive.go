@@ -68,7 +68,7 @@ func startsInteractive(line string, segs []Segment) string {
 		return ""
 	}
 	for i, s := range segs {
-		if len(s.Inputs) > 0 {
+		if len(s.Inputs) > 0 || s.Here {
 			continue // its input is a file or a here-document
 		}
 		if s.Piped && !(i > 0 && readsTerminal(segs[i-1])) {

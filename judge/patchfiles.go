@@ -19,7 +19,14 @@ const maxPatchFile = 1 << 20
 // nothing (the command will not read it either, or it is a pipe).
 func patchTargets(p *ActionProposal, open func(string) (*os.File, error)) {
 	eachSegment(p, func(s Segment, dir string) {
-		for _, f := range patchFiles(s) {
+		files, applies := patchFiles(s)
+		if applies && s.Stdin != "" {
+			// the patch given on the line: git apply <<EOF … EOF
+			for _, t := range diffTargets(s.Stdin) {
+				p.Context.Applies = append(p.Context.Applies, filepath.Join(dir, t))
+			}
+		}
+		for _, f := range files {
 			if f = under(dir, f); f == "" {
 				continue
 			}
@@ -63,14 +70,15 @@ func under(dir, f string) string {
 
 // patchFiles are the patch files a segment applies: git apply's and git
 // am's operands, patch's -i file and second operand, and what either
-// reads from a < redirection.
-func patchFiles(s Segment) []string {
-	files := append([]string(nil), s.Inputs...)
+// reads from a < redirection; applies is whether it applies patches at
+// all.
+func patchFiles(s Segment) (files []string, applies bool) {
+	files = append(files, s.Inputs...)
 	switch s.Name() {
 	case "git":
 		sub, rest := subcommand(s.Argv, map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true})
 		if sub != "apply" && sub != "am" {
-			return nil
+			return nil, false
 		}
 		for _, a := range rest[1:] {
 			if !strings.HasPrefix(a, "-") {
@@ -98,9 +106,9 @@ func patchFiles(s Segment) []string {
 			files = append(files, operands[1])
 		}
 	default:
-		return nil
+		return nil, false
 	}
-	return files
+	return files, true
 }
 
 // diffTargets are the files a unified or git diff (or an apply_patch

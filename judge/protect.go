@@ -692,7 +692,7 @@ func searchesDot(s Segment) bool {
 	if s.Name() == "find" {
 		return len(s.Argv) == 1 || strings.HasPrefix(s.Argv[1], "-") || s.Argv[1] == "(" || s.Argv[1] == "!"
 	}
-	if len(s.Inputs) > 0 || s.Name() == "grep" && !hasFlag(s.Argv, "-r", "-R", "--recursive", "--dereference-recursive") {
+	if len(s.Inputs) > 0 || s.Here || s.Name() == "grep" && !hasFlag(s.Argv, "-r", "-R", "--recursive", "--dereference-recursive") {
 		return false // it reads the input it is given
 	}
 	if s.Piped && (s.Name() == "rg" || s.Name() == "ag" || s.Name() == "ack") && !hasFlag(s.Argv, "--files") {

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"encoding/hex"
 	"path"
 	"strings"
 
@@ -17,6 +18,12 @@ type Segment struct {
 	Sudo      bool
 	Redirects []string // files written by >, >>, 2>, &> …
 	Inputs    []string // files read by <
+	// Here: the command's input is a here-document (<<EOF) or a
+	// here-string (<<<), whose text is Stdin; stdinExpands: the shell
+	// expands it first (an unquoted here-document), so its $(…) run.
+	Here         bool
+	Stdin        string
+	stdinExpands bool
 	// Piped is a later command of a pipeline: its input is the previous
 	// command's output.
 	Piped bool
@@ -82,7 +89,7 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 		c.raise(policies.HighRisk, "shell nesting too deep to judge")
 		return
 	}
-	pipes, nested, ok := lexShell(dropHeredocBodies(line))
+	pipes, nested, ok := lexShell(inlineHeredocs(line))
 	if !ok {
 		c.raise(policies.HighRisk, "unbalanced quoting: cannot parse the command")
 		return
@@ -100,6 +107,9 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 		for i, raw := range pl {
 			seg := strip(raw)
 			seg.Cwd, seg.Piped = cwd, i > 0
+			if seg.stdinExpands {
+				classifyExpansions(c, seg.Stdin, ctx, depth)
+			}
 			if len(seg.Argv) == 0 {
 				if len(seg.Redirects) == 0 && len(seg.Inputs) == 0 {
 					continue
@@ -119,6 +129,7 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 			}
 			classifySegment(c, seg, ctx, depth)
 			classifyComputed(c, seg, before)
+			classifyStdin(c, seg, ctx, depth)
 			before = append(before, seg)
 			name := seg.Name()
 			if name == "curl" || name == "wget" {
@@ -412,6 +423,14 @@ func strip(raw []string) Segment {
 				switch {
 				case strings.HasSuffix(w, "&") && isDigits(t) || t == "-":
 					// fd duplication: 2>&1
+				case strings.HasSuffix(w, "<<<"):
+					s.Here, s.Stdin = true, t
+				case strings.HasSuffix(w, "<<"):
+					// a here-document: its delimiter names no file
+					s.Here = true
+					if h, ok := parseHeredocWord(t); ok {
+						s.Stdin, s.stdinExpands = h.body, h.expands
+					}
 				case strings.HasPrefix(strings.TrimLeft(w, "0123456789"), "<"):
 					s.Inputs = append(s.Inputs, t)
 				default:
@@ -985,8 +1004,57 @@ func classifyCloud(c *CommandClass, argv []string) {
 }
 
 // dropHeredocBodies removes the bodies of here-documents (<<EOF … EOF),
-// which are data, not commands.
+// which are data, not commands, keeping their delimiters.
 func dropHeredocBodies(line string) string {
+	return scanHeredocs(line, func(delim string, _ heredoc) string { return delim })
+}
+
+// inlineHeredocs replaces each here-document's delimiter and body with
+// one word that carries the body (heredocWord), so that strip gives the
+// command it feeds its text (Segment.Stdin).
+func inlineHeredocs(line string) string {
+	return scanHeredocs(line, func(_ string, h heredoc) string { return heredocWord(h) })
+}
+
+// heredoc is a here-document's body and whether the shell expands it
+// ($(…), `…` and variables in an unquoted delimiter's body).
+type heredoc struct {
+	body    string
+	expands bool
+}
+
+// heredocMark starts the word inlineHeredocs puts in a here-document's
+// place: a NUL (no shell word has one), x or q (expanded or quoted), then
+// the body in hex, which the lexer keeps as one word.
+const heredocMark = "\x00"
+
+func heredocWord(h heredoc) string {
+	kind := "q"
+	if h.expands {
+		kind = "x"
+	}
+	return heredocMark + kind + hex.EncodeToString([]byte(h.body))
+}
+
+// parseHeredocWord is heredocWord's inverse.
+func parseHeredocWord(w string) (heredoc, bool) {
+	rest, ok := strings.CutPrefix(w, heredocMark)
+	if !ok || rest == "" {
+		return heredoc{}, false
+	}
+	b, err := hex.DecodeString(rest[1:])
+	if err != nil {
+		return heredoc{}, false
+	}
+	return heredoc{body: string(b), expands: rest[0] == 'x'}, true
+}
+
+// scanHeredocs finds each here-document (<<EOF, <<-'EOF', <<"EOF"): the
+// text from its operator's word to the end of that line is kept with
+// the delimiter word (its dash and quotes included) replaced by
+// word(delimiter, the here-document), and the body, up to the
+// delimiter's line, is left out. A here-string (<<<) is kept as it is.
+func scanHeredocs(line string, word func(delim string, h heredoc) string) string {
 	if !strings.Contains(line, "<<") {
 		return line
 	}
@@ -1003,7 +1071,8 @@ func dropHeredocBodies(line string) string {
 			continue
 		}
 		j := i + 2
-		if j < len(line) && line[j] == '-' {
+		dash := j < len(line) && line[j] == '-'
+		if dash {
 			j++
 		}
 		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
@@ -1023,17 +1092,20 @@ func dropHeredocBodies(line string) string {
 			b.WriteString(line)
 			return b.String()
 		}
-		head := line[:e+nl+1]
-		b.WriteString(head)
+		q := e // past the closing quotes
+		for q < len(line) && (line[q] == '\'' || line[q] == '"') {
+			q++
+		}
 		rest := line[e+nl+1:]
+		var body []string
 		for {
 			end := strings.IndexByte(rest, '\n')
 			cur := rest
 			if end >= 0 {
 				cur = rest[:end]
 			}
-			if strings.TrimSpace(cur) == delim || strings.HasPrefix(strings.TrimSpace(cur), delim+")") {
-				if strings.TrimSpace(cur) != delim {
+			if t := strings.TrimSpace(cur); t == delim || strings.HasPrefix(t, delim+")") {
+				if t != delim {
 					rest = rest[strings.Index(rest, delim)+len(delim):]
 				} else if end >= 0 {
 					rest = rest[end:]
@@ -1042,12 +1114,19 @@ func dropHeredocBodies(line string) string {
 				}
 				break
 			}
+			if dash {
+				cur = strings.TrimLeft(cur, "\t")
+			}
+			body = append(body, cur)
 			if end < 0 {
 				rest = ""
 				break
 			}
 			rest = rest[end+1:]
 		}
+		b.WriteString(line[:i+2])
+		b.WriteString(word(line[i+2:q], heredoc{body: strings.Join(body, "\n"), expands: k == j}))
+		b.WriteString(line[q : e+nl+1])
 		line = rest
 	}
 }

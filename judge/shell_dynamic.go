@@ -2,6 +2,7 @@ package judge
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -176,29 +177,102 @@ func decodes(segs []Segment) bool {
 // inlineSpawns reports whether argv hands an interpreter code inline
 // (python -c, perl -e, ruby -e, node -e, php -r) that starts programs.
 func inlineSpawns(argv []string) bool {
-	flag, marks := "", spawnMarks
-	switch name := strings.TrimRight(path.Base(argv[0]), "0123456789."); name {
-	case "python", "pypy":
-		flag = "-c"
-	case "perl", "ruby":
-		flag, marks = "-e", append(marks, "`", "qx")
-	case "node", "nodejs", "deno", "bun":
-		flag = "-e"
-	case "php":
-		flag = "-r"
-	default:
+	flag, _ := interpreterCode(argv[0])
+	if flag == "" {
 		return false
 	}
 	for i := 1; i+1 < len(argv); i++ {
 		if a := argv[i]; a == flag || flag == "-e" && (a == "-E" || a == "--eval") {
-			for _, m := range marks {
-				if strings.Contains(argv[i+1], m) {
-					return true
-				}
+			if codeSpawns(argv[0], argv[i+1]) {
+				return true
 			}
 		}
 	}
 	return false
+}
+
+// interpreterCode gives an interpreter's flag for inline code and what
+// its code says when it starts a program; "" for another command.
+func interpreterCode(cmd string) (flag string, marks []string) {
+	switch strings.TrimRight(path.Base(cmd), "0123456789.") {
+	case "python", "pypy":
+		return "-c", spawnMarks
+	case "perl", "ruby":
+		return "-e", append(spawnMarks[:len(spawnMarks):len(spawnMarks)], "`", "qx")
+	case "node", "nodejs", "deno", "bun":
+		return "-e", spawnMarks
+	case "php":
+		return "-r", spawnMarks
+	}
+	return "", nil
+}
+
+// codeSpawns reports whether code for the interpreter cmd starts a
+// program.
+func codeSpawns(cmd, code string) bool {
+	_, marks := interpreterCode(cmd)
+	for _, m := range marks {
+		if strings.Contains(code, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// classifyStdin judges the text a here-document or here-string gives a
+// command that runs its input: a shell's is classified as the line it
+// is (`bash <<EOF` … `git push --force` …), an interpreter's is code
+// that may start programs.
+func classifyStdin(c *CommandClass, s Segment, ctx ShellContext, depth int) {
+	if s.Stdin == "" || !runsStdin(s) {
+		return
+	}
+	if name := s.Name(); isShellName(name) || name == "source" || name == "." {
+		classifyLine(c, s.Stdin, ShellContext{Cwd: s.Cwd, Branch: ctx.Branch}, depth+1)
+	} else if codeSpawns(name, s.Stdin) {
+		c.raise(policies.HighRisk, name+" runs code from its input that starts programs")
+	}
+}
+
+// runsStdin reports whether s runs what it reads on its input: a shell
+// or an interpreter without a script (or with - or /dev/stdin for one),
+// source /dev/stdin.
+func runsStdin(s Segment) bool {
+	name := s.Name()
+	if name == "source" || name == "." {
+		return len(s.Argv) > 1 && s.Argv[1] == "/dev/stdin"
+	}
+	if !isShellName(name) {
+		if flag, _ := interpreterCode(name); flag == "" {
+			return false
+		}
+	}
+	if isShellName(name) && slices.Contains(s.Argv[1:], "-s") {
+		return true // bash -s ARGS: the script is the input
+	}
+	switch firstOperand(s.Argv) {
+	case "", "/dev/stdin":
+		return true
+	}
+	return false
+}
+
+// classifyExpansions classifies the command substitutions of an
+// unquoted here-document's body: the shell runs them as it reads the
+// body, whatever command the body then feeds.
+func classifyExpansions(c *CommandClass, body string, ctx ShellContext, depth int) {
+	if !strings.ContainsAny(body, "$`") {
+		return
+	}
+	quoted := `"` + strings.ReplaceAll(body, `"`, `\"`) + `"`
+	_, nested, ok := lexShell(quoted)
+	if !ok {
+		c.raise(policies.HighRisk, "unbalanced quoting in a here-document: cannot parse the command")
+		return
+	}
+	for _, n := range nested {
+		classifyLine(c, n, ctx, depth+1)
+	}
 }
 
 // spawnMarks are what inline code says when it starts a program (perl

@@ -128,7 +128,9 @@ func TestClassifySegments(t *testing.T) {
 func FuzzClassifyCommand(f *testing.F) {
 	for _, s := range []string{"git push origin main", "rm -rf / && echo $(ls)", "a 'b' \"c $(d `e`)\" <<EOF\nx\nEOF", "((((", "echo \\", "x=1 y", "cat <(ls) >(wc)",
 		// the ANSI-C, brace, bare-redirect and xargs paths
-		`$'\x67it' push`, `$'\x`, `$'\u00e9\U0001F600\c`, `$'\cA\777\08'`, "$'open", "echo {} > f", "{ a; } > f", "> f", "{git,push}", "printf x | xargs git"} {
+		`$'\x67it' push`, `$'\x`, `$'\u00e9\U0001F600\c`, `$'\cA\777\08'`, "$'open", "echo {} > f", "{ a; } > f", "> f", "{git,push}", "printf x | xargs git",
+		// here-documents and here-strings a shell or interpreter runs
+		"bash <<-'E'\n\tgit push -f\n\tE", "sh <<E\n$(x <<F\ny\nF\n)\nE", "python3 - <<E\nos.system(1)\nE", "bash <<< 'a | b'", "cat <<E\n`\nE"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -219,6 +221,32 @@ func TestClassifyPushByOtherNames(t *testing.T) {
 		{"make test", rw, ""},
 		{"make deployment-notes.md", rw, ""},
 		{"git push origin feature:feature", ext, ""},
+	})
+}
+
+// TestClassifyHereInput: a here-document or here-string given to a shell
+// is a line it runs, to an interpreter code; an unquoted here-document's
+// $(…) run whatever reads the body. Each of these was read_only or
+// reversible_write when the bodies were dropped unread.
+func TestClassifyHereInput(t *testing.T) {
+	ro, rw, high := policies.ReadOnly, policies.ReversibleWrite, policies.HighRisk
+	checkClasses(t, []classCase{
+		{"bash <<EOF\ngit push --force origin main\nEOF", high, "git push rewrites"},
+		{"sh <<'X'\ngit push -f origin main\nX", high, "git push rewrites"},
+		{"bash <<-EOF\n\tgit push -f origin main\n\tEOF", high, "git push rewrites"},
+		{"bash -s -- prod <<EOF\nrm -rf ~/work\nEOF", high, "deletes recursively"},
+		{`bash <<< "git push --force origin main"`, high, "git push rewrites"},
+		{"source /dev/stdin <<EOF\ngit push -f origin main\nEOF", high, "git push rewrites"},
+		{"python3 - <<EOF\nimport os; os.system('git push -f origin main')\nEOF", high, "runs code from its input that starts programs"},
+		{"node <<'JS'\nrequire('child_process').execSync('git push -f')\nJS", high, "starts programs"},
+		{"cat <<EOF > notes.md\n$(git push -f origin main)\nEOF", high, "git push rewrites"},
+		{"cat > notes.md <<EOF\nhead is `git push -f origin main`\nEOF", high, "git push rewrites"},
+		// alike, and not
+		{"cat <<'EOF' > notes.md\n$(git push -f origin main)\nEOF", rw, "redirect writes notes.md"},
+		{"git commit -m \"$(cat <<'EOF'\nfix: push --force the docs\nEOF\n)\"", rw, ""},
+		{"bash <<EOF\nls -la\nEOF", ro, ""},
+		{"python3 <<EOF\nprint(sum(range(10)))\nEOF", rw, ""},
+		{"grep -c main <<< \"git push -f\"", ro, ""},
 	})
 }
 
