@@ -257,6 +257,7 @@ func (e *Engine) Decide(ctx context.Context, ev *hooks.Event) (hooks.Answer, *De
 	d.Proposal = p
 	patchTargets(p, e.Open)
 	archiveTargets(p, e.Open)
+	scriptRuns(p, e.Open)
 	if e.SideChannel && e.Home.Root != "" {
 		b, err := BindStatement(e.Home, ev.SessionID, p.Tool.Name, p.Binding.ArgumentsHash, e.now())
 		if err != nil {
@@ -493,7 +494,8 @@ func (e *Engine) amend(p *ActionProposal, amendment json.RawMessage, set *Policy
 	p2.Context.Applies = nil
 	patchTargets(p2, e.Open)
 	archiveTargets(p2, e.Open)
-	p2.Action.RiskClass = policies.Stricter(p.Action.RiskClass, p2.Action.RiskClass)
+	scriptRuns(p2, e.Open)
+	p2.setClass(policies.Stricter(p.Action.RiskClass, p2.Action.RiskClass))
 	return p2, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docket/docket/internal/home"
 	"github.com/docket/docket/internal/regular/regulartest"
+	"github.com/docket/docket/policies"
 )
 
 // An agent names a FIFO as a command's body file: the judge does not wait
@@ -32,6 +33,20 @@ func TestOutboundBodyFIFO(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A script that is a FIFO is run as another command fills it: the judge
+// does not wait for a writer, and the call is high_risk.
+func TestScriptFIFO(t *testing.T) {
+	proj := t.TempDir()
+	regulartest.Mkfifo(t, filepath.Join(proj, "run.sh"))
+	e, _ := testEngine(t, defaultSet(t))
+	regulartest.Within(t, 5*time.Second, "bash run.sh", func() {
+		_, d := e.Decide(context.Background(), bash(proj, "bash run.sh"))
+		if d.RiskClass != policies.HighRisk || !strings.Contains(strings.Join(d.ClassReasons, "; "), "no regular file") {
+			t.Errorf("bash run.sh: %s %v, want high_risk for a script that is no regular file", d.RiskClass, d.ClassReasons)
+		}
+	})
 }
 
 // A FIFO where the judge looks for a repository's .git file or HEAD does

@@ -499,10 +499,8 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 		p.Context.ClassReasons = append(p.Context.ClassReasons, cc.Reasons...)
 		p.Context.Acts = append(p.Context.Acts, cc.Actions...)
 	}
-	if !class.Valid() {
-		class = policies.HighRisk
-	}
-	p.Action.RiskClass = class
+	p.Sensitivity = sensitivity(string(p.Input))
+	p.setClass(class)
 	desc := p.Tool.Name
 	if d, ok := in["description"].(string); ok && d != "" {
 		desc += ": " + d
@@ -515,14 +513,22 @@ func Classify(p *ActionProposal, tools *policies.Tools) {
 		"registry": map[string]any{"pattern": spec.Tool, "risk": string(spec.Risk), "execution": spec.Execution, "validation": spec.Validation, "found": found},
 	})
 	p.Binding.ToolDefinitionHash = canonjson.SHA256(def)
+	if p.ExpectedConsequence.Summary == "" {
+		p.ExpectedConsequence.Summary = p.Action.Description
+	}
+}
+
+// setClass sets the call's risk class (high_risk for an invalid one) and
+// what follows from it.
+func (p *ActionProposal) setClass(class RiskClass) {
+	if !class.Valid() {
+		class = policies.HighRisk
+	}
+	p.Action.RiskClass = class
 	p.Rollback.IsReversible = class.Rank() <= policies.ReversibleWrite.Rank()
 	p.ExpectedConsequence.Persistence = map[RiskClass]string{
 		policies.ReadOnly: "none", policies.ReversibleWrite: "durable", policies.ExternalSideEffect: "external", policies.HighRisk: "external",
 	}[class]
-	if p.ExpectedConsequence.Summary == "" {
-		p.ExpectedConsequence.Summary = p.Action.Description
-	}
-	p.Sensitivity = sensitivity(string(p.Input))
 	p.Sensitivity.ContainsProductionSystemAccess = class == policies.HighRisk && containsAny(strings.ToLower(string(p.Input)), "prod", "kubectl", "terraform")
 }
 

@@ -228,7 +228,9 @@ func classifyStdin(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		return
 	}
 	if name := s.Name(); isShellName(name) || name == "source" || name == "." {
-		classifyLine(c, s.Stdin, ShellContext{Cwd: s.Cwd, Branch: ctx.Branch}, depth+1)
+		in := ctx
+		in.Cwd = s.Cwd
+		classifyLine(c, s.Stdin, in, depth+1)
 	} else if codeSpawns(name, s.Stdin) {
 		c.raise(policies.HighRisk, name+" runs code from its input that starts programs")
 	}

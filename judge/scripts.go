@@ -1,0 +1,210 @@
+package judge
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/docket/docket/internal/regular"
+	"github.com/docket/docket/policies"
+)
+
+// maxScript bounds a shell script the judge reads to classify (a
+// generated configure is about 1 MiB, classified in about 0.1 s); a
+// larger one is high_risk.
+const maxScript = 4 << 20
+
+// maxScriptDepth bounds scripts that run scripts.
+const maxScriptDepth = 2
+
+// scriptRuns classifies the shell scripts a shell call runs (bash s.sh,
+// source s.sh, ./s.sh with a shell's #! or none, bash < s.sh), read with
+// open (nil: regular.Open; the daemon's opener reads as the caller), as
+// the lines they are: the line names only the script, and `echo 'git
+// push --force origin main' > s.sh`, then `bash s.sh`, would otherwise
+// be judged by its name. A script's findings raise the call's class,
+// each reason naming the script, and its commands join the line's
+// segments, so that rules and protections see them too.
+//
+// A script on disk may be the project's own: its commands computed at
+// run time ($JAVACMD, eval) are its author's idiom, and do not raise the
+// class, nor does a quoting the lexer cannot follow. A script the same
+// line writes is the agent's: written by a here-document, its body is
+// classified in full; written any other way (a download, a copy), it
+// cannot be read before it runs, and the call is high_risk.
+func scriptRuns(p *ActionProposal, open func(string) (*os.File, error)) {
+	sh := p.Context.Shell
+	if sh == nil {
+		return
+	}
+	class := p.Action.RiskClass
+	segs := sh.Segments
+	for depth := 0; depth < maxScriptDepth && len(segs) > 0; depth++ {
+		var found []Segment
+		for _, s := range segs {
+			dir := s.Cwd
+			if dir == "" {
+				dir = p.Context.Cwd
+			}
+			script, shebang := scriptOf(s)
+			if script == "" {
+				continue
+			}
+			name := path.Base(script)
+			cc, ok := readScript(sh.Segments, script, dir, shebang, open, p.Context.Branch)
+			if !ok {
+				continue
+			}
+			class = policies.Stricter(class, cc.Class)
+			for _, r := range cc.Reasons {
+				p.Context.ClassReasons = append(p.Context.ClassReasons, name+": "+r)
+			}
+			p.Context.Acts = append(p.Context.Acts, cc.Actions...)
+			found = append(found, cc.Segments...)
+		}
+		sh.Segments = append(sh.Segments, found...)
+		segs = found
+	}
+	p.setClass(class)
+}
+
+// scriptOf returns the shell script s runs, "" for none. shebang: the
+// script is s's command itself, run only if it is a shell script (a #!
+// naming a shell, or none).
+func scriptOf(s Segment) (script string, shebang bool) {
+	if len(s.Argv) == 0 {
+		return "", false
+	}
+	name := s.Name()
+	switch {
+	case name == "source" || name == ".":
+		if len(s.Argv) > 1 && s.Argv[1] != "/dev/stdin" {
+			return s.Argv[1], false
+		}
+	case isShellName(name):
+		if runsStdin(s) {
+			if len(s.Inputs) > 0 && !s.Here {
+				return s.Inputs[0], false // bash < s.sh
+			}
+			return "", false
+		}
+		if hasFlag(s.Argv, "-c") {
+			return "", false // the string is classified as a line
+		}
+		return shellOperand(s.Argv), false
+	case strings.Contains(s.Argv[0], "/") && !computed(s.Argv[0]):
+		return s.Argv[0], true
+	}
+	return "", false
+}
+
+// shellOperand is the script operand of a shell's argv: its first word
+// that is no option, past the values -o, -O and --rcfile take.
+func shellOperand(argv []string) string {
+	for i := 1; i < len(argv); i++ {
+		switch a := argv[i]; {
+		case a == "--":
+			if i+1 < len(argv) {
+				return argv[i+1]
+			}
+			return ""
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+		default:
+			return a
+		}
+	}
+	return ""
+}
+
+// readScript classifies the script at script (relative to dir), which a
+// segment of segs runs. ok is false when there is nothing to judge: no
+// such file the line makes, or not a shell script.
+func readScript(segs []Segment, script, dir string, shebang bool, open func(string) (*os.File, error), branch string) (cc CommandClass, ok bool) {
+	full := under(dir, script)
+	if full == "" || computed(script) {
+		return cc, false
+	}
+	ctx := ShellContext{Cwd: dir, Branch: branch}
+	b, err := regular.ReadFile(open, full, maxScript)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		w, made := madeOnLine(segs, script)
+		if !made {
+			return cc, false // it fails to run
+		}
+		if w.Here {
+			// the agent's own script, whole on the line
+			return ClassifyCommand(w.Stdin, ctx), true
+		}
+		cc.raise(policies.HighRisk, "runs a script this line makes: what it runs is not on the line")
+		return cc, true
+	case errors.Is(err, regular.ErrTooLarge):
+		cc.raise(policies.HighRisk, "runs a script too large to judge (over 4 MiB)")
+		return cc, true
+	case errors.Is(err, regular.ErrNotRegular):
+		// a FIFO another command fills, a device: read only as it runs
+		cc.raise(policies.HighRisk, "runs a script that is no regular file: what it runs is not on the line")
+		return cc, true
+	case err != nil:
+		return cc, false // unreadable: the shell cannot read it either
+	}
+	if shebang && !shellScript(b) {
+		return cc, false
+	}
+	ctx.script = true
+	return ClassifyCommand(string(b), ctx), true
+}
+
+// madeOnLine reports whether a segment of segs makes the file script:
+// w is the one that writes it by a redirection (its here-document is
+// the script), else any that names it as a word (cp, curl -o, tee).
+func madeOnLine(segs []Segment, script string) (w Segment, made bool) {
+	for _, s := range segs {
+		if slices.Contains(s.Redirects, script) {
+			return s, true
+		}
+	}
+	for _, s := range segs {
+		if isShellName(s.Name()) || s.Name() == "source" || s.Name() == "." {
+			continue
+		}
+		for _, a := range s.Argv[1:] {
+			if a == script || strings.HasSuffix(a, "="+script) {
+				return Segment{}, true
+			}
+		}
+	}
+	return Segment{}, false
+}
+
+// shellScript reports whether a file run as a program is one a shell
+// runs: a #! naming a shell (directly or through env), or no #! and
+// text (execve refuses it, and the shell that asked runs it itself).
+func shellScript(b []byte) bool {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	if !bytes.HasPrefix(line, []byte("#!")) {
+		head := b[:min(len(b), 1024)]
+		return len(line) > 0 && !bytes.HasPrefix(b, []byte("\x7fELF")) && bytes.IndexByte(head, 0) < 0
+	}
+	f := strings.Fields(string(line[2:]))
+	if len(f) == 0 {
+		return false
+	}
+	prog := path.Base(f[0])
+	if prog == "env" {
+		prog = ""
+		for _, a := range f[1:] {
+			if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+				prog = path.Base(a)
+				break
+			}
+		}
+	}
+	return isShellName(prog)
+}
