@@ -731,14 +731,11 @@ func bashOutboundDepth(line, cmd, cwd, root string, open func(string) (*os.File,
 // shellString returns the script of `sh -c SCRIPT`, `bash -c …` or
 // `eval …`.
 func shellString(s Segment) (string, bool) {
-	switch s.Name() {
-	case "sh", "bash", "zsh", "dash", "ksh":
-		for i := 1; i < len(s.Argv)-1; i++ {
-			if a := s.Argv[i]; strings.HasPrefix(a, "-") && strings.Contains(a, "c") && !strings.HasPrefix(a, "--") {
-				return s.Argv[i+1], true
-			}
-		}
-	case "eval":
+	switch name := s.Name(); {
+	case isShellName(name):
+		command, _ := shellInvocation(s.Argv)
+		return command, command != ""
+	case name == "eval":
 		return strings.Join(s.Argv[1:], " "), len(s.Argv) > 1
 	}
 	return "", false

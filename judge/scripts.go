@@ -92,34 +92,12 @@ func scriptOf(s Segment) (script string, shebang bool) {
 			}
 			return "", false
 		}
-		if hasFlag(s.Argv, "-c") {
-			return "", false // the string is classified as a line
-		}
-		return shellOperand(s.Argv), false
+		_, script := shellInvocation(s.Argv) // a -c string is classified as a line
+		return script, false
 	case strings.Contains(s.Argv[0], "/") && !computed(s.Argv[0]):
 		return s.Argv[0], true
 	}
 	return "", false
-}
-
-// shellOperand is the script operand of a shell's argv: its first word
-// that is no option, past the values -o, -O and --rcfile take.
-func shellOperand(argv []string) string {
-	for i := 1; i < len(argv); i++ {
-		switch a := argv[i]; {
-		case a == "--":
-			if i+1 < len(argv) {
-				return argv[i+1]
-			}
-			return ""
-		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
-			i++
-		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
-		default:
-			return a
-		}
-	}
-	return ""
 }
 
 // readScript classifies the script at script (relative to dir), which a

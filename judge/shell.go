@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/hex"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/docket/docket/policies"
@@ -460,13 +461,83 @@ func strip(raw []string) Segment {
 		case w == "sudo" || w == "doas":
 			s.Sudo = true
 			words = skipFlags(words[1:], map[string]bool{"-u": true, "-g": true, "-C": true, "-D": true, "-h": true, "-p": true, "-r": true, "-t": true, "-U": true})
+		case shellKeywords.has(w):
+			words = words[1:] // if, then, do, !, coproc: the command follows
+		case w == "for" || w == "select":
+			return s // a loop's header (its $(…) are classified on their own)
 		case w == "env":
-			rest := skipFlags(words[1:], map[string]bool{"-u": true, "-C": true, "-S": true})
+			if line, ok := optionValue(words[1:], 'S', "--split-string"); ok {
+				words = []string{"sh", "-c", line} // env -S 'cmd args': a line env splits
+				continue
+			}
+			rest := skipFlags(words[1:], map[string]bool{"-u": true, "-C": true})
 			if len(rest) == 0 {
 				s.Argv = words // env alone prints the environment
 				return s
 			}
 			words = rest
+		case w == "su" || w == "runuser":
+			line, ok := optionValue(words[1:], 'c', "--command")
+			if !ok {
+				s.Argv = words // a login shell: interactive.go
+				return s
+			}
+			s.Sudo = true
+			words = []string{"sh", "-c", line}
+		case w == "script":
+			line, ok := optionValue(words[1:], 'c', "--command")
+			if !ok {
+				s.Argv = words // a recorded interactive shell: interactive.go
+				return s
+			}
+			words = []string{"sh", "-c", line} // script -qc 'cmd' log
+		case w == "flock":
+			if line, ok := optionValue(words[1:], 'c', "--command"); ok {
+				words = []string{"sh", "-c", line} // flock /tmp/l -c 'cmd'
+				continue
+			}
+			rest := skipFlags(words[1:], map[string]bool{"-w": true, "--timeout": true, "-E": true, "--conflict-exit-code": true})
+			if len(rest) < 2 {
+				s.Argv = words // flock FD: no command
+				return s
+			}
+			words = rest[1:] // past the lock file
+		case w == "watch":
+			rest := skipFlags(words[1:], map[string]bool{"-n": true, "--interval": true, "-q": true, "--equexit": true})
+			if hasFlag(words[:len(words)-len(rest)], "-x", "--exec") || len(rest) == 0 {
+				words = rest
+			} else {
+				words = []string{"sh", "-c", strings.Join(rest, " ")} // watch runs its words through sh -c
+			}
+		case w == "screen":
+			rest := words[1:]
+			for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+				// -dmS name: a cluster ending in a letter that takes a value
+				if f := rest[0]; len(f) > 1 && strings.ContainsRune("ScstehpT", rune(f[len(f)-1])) && len(rest) > 1 {
+					rest = rest[1:]
+				}
+				rest = rest[1:]
+			}
+			if len(rest) == 0 || screenSends(words[1:len(words)-len(rest)]) {
+				s.Argv = words // attached, or a command to a running session (classifySegment)
+				return s
+			}
+			words = rest // screen -dm cmd: a detached session runs cmd
+		case w == "setsid" || w == "busybox":
+			words = skipFlags(words[1:], nil)
+		case w == "taskset" || w == "chrt":
+			rest := skipFlags(words[1:], map[string]bool{"-T": true, "-P": true, "-D": true})
+			if hasFlag(words[:len(words)-len(rest)], "-p", "--pid") || len(rest) < 2 {
+				s.Argv = words // of a running process: no command
+				return s
+			}
+			words = rest[1:] // past the mask or priority
+		case w == "parallel":
+			words = skipFlags(words[1:], map[string]bool{"-j": true, "--jobs": true, "-S": true, "--sshlogin": true, "-a": true, "--arg-file": true, "--delay": true, "--timeout": true, "-d": true, "--delimiter": true, "-n": true, "-N": true})
+			if i := slices.Index(words, ":::"); i >= 0 {
+				words = words[:i]
+			}
+			s.XArgs = true
 		case w == "nohup" || w == "time" || w == "command" || w == "exec" || w == "builtin" || w == "stdbuf" || w == "unbuffer" || w == "caffeinate":
 			words = skipFlags(words[1:], map[string]bool{"-i": true, "-o": true, "-e": true})
 		case w == "nice" || w == "ionice":
@@ -477,7 +548,7 @@ func strip(raw []string) Segment {
 				words = words[1:] // the duration
 			}
 		case w == "xargs":
-			words = skipFlags(words[1:], map[string]bool{"-I": true, "-n": true, "-P": true, "-d": true, "-L": true, "-s": true, "-E": true})
+			words = skipFlags(words[1:], map[string]bool{"-I": true, "-n": true, "-P": true, "-d": true, "-L": true, "-s": true, "-E": true, "-a": true})
 			s.XArgs = true
 		default:
 			s.Argv = words
@@ -486,6 +557,33 @@ func strip(raw []string) Segment {
 	}
 	return s
 }
+
+// screenSends reports whether screen's flags hold -X: a command sent to
+// a running session (stuff types into it).
+func screenSends(flags []string) bool {
+	return slices.ContainsFunc(flags, func(f string) bool { return len(f) > 1 && f[0] == '-' && f[1] != '-' && strings.Contains(f, "X") })
+}
+
+// classifyTmux: tmux runs a command line in a session, window or pane
+// it makes (new-session, new-window, split-window, respawn-pane,
+// run-shell), classified as the line it is; send-keys types into a
+// running pane, past the judge.
+func classifyTmux(c *CommandClass, argv []string, ctx ShellContext, depth int) {
+	sub, rest := subcommand(argv, map[string]bool{"-L": true, "-S": true, "-f": true, "-T": true})
+	switch sub {
+	case "send-keys", "send":
+		c.raise(policies.HighRisk, "tmux send-keys types into a terminal, past the judge")
+	case "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell", "run":
+		cmd := skipFlags(rest[1:], map[string]bool{"-s": true, "-n": true, "-c": true, "-t": true, "-x": true, "-y": true, "-e": true, "-F": true, "-f": true, "-l": true})
+		if len(cmd) > 0 {
+			classifyLine(c, strings.Join(cmd, " "), ctx, depth+1)
+		}
+	}
+}
+
+// shellKeywords start, continue or end a compound command, or negate
+// one; the command after them is what runs.
+var shellKeywords = words{"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "!", "coproc"}
 
 func isRedirOp(w string) bool {
 	if w == "" {
@@ -608,12 +706,10 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		}
 	}
 	switch {
-	case name == "sh" || name == "bash" || name == "zsh" || name == "dash" || name == "ksh":
-		for i := 1; i < len(argv); i++ {
-			if argv[i] == "-c" && i+1 < len(argv) {
-				classifyLine(c, argv[i+1], ctx, depth+1)
-				return
-			}
+	case isShellName(name):
+		if command, _ := shellInvocation(argv); command != "" {
+			classifyLine(c, command, ctx, depth+1)
+			return
 		}
 		if len(argv) > 1 {
 			c.raise(policies.ReversibleWrite, "runs a shell script")
@@ -719,6 +815,12 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		c.raise(policies.HighRisk, name+" writes disks directly")
 	case systemCommands.has(name):
 		c.raise(policies.HighRisk, name+" changes the system")
+	case (name == "at" || name == "batch") && !hasFlag(argv, "-l", "-r", "-d", "-c"):
+		c.raise(policies.HighRisk, name+" schedules commands that run later, past the judge")
+	case name == "screen" && screenSends(argv[1:]):
+		c.raise(policies.HighRisk, "screen -X sends input to a running session, past the judge")
+	case name == "tmux":
+		classifyTmux(c, argv, ctx, depth)
 	case name == "kubectl" || name == "oc":
 		sub, _ := subcommand(argv, map[string]bool{"-n": true, "--namespace": true, "--context": true, "-c": true, "--kubeconfig": true})
 		switch sub {

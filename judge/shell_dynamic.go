@@ -152,6 +152,38 @@ func isShellName(name string) bool {
 	return false
 }
 
+// shellInvocation reads a shell's argv: with -c (alone or in a cluster,
+// -lc, -ec) its first operand is the command string it runs; without,
+// that operand is the script file it runs ("" for none: it reads its
+// input). The values of -o, -O, --rcfile and --init-file are skipped.
+func shellInvocation(argv []string) (command, script string) {
+	withC := false
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--":
+			if i+1 < len(argv) {
+				a = argv[i+1]
+			} else {
+				a = ""
+			}
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++
+			continue
+		case strings.HasPrefix(a, "--"):
+			continue
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			withC = withC || a[0] == '-' && strings.Contains(a[1:], "c")
+			continue
+		}
+		if withC {
+			return a, ""
+		}
+		return "", a
+	}
+	return "", ""
+}
+
 // firstOperand is argv's first word after its command that is no flag.
 func firstOperand(argv []string) string {
 	for _, a := range argv[1:] {
@@ -249,8 +281,12 @@ func runsStdin(s Segment) bool {
 			return false
 		}
 	}
-	if isShellName(name) && slices.Contains(s.Argv[1:], "-s") {
-		return true // bash -s ARGS: the script is the input
+	if isShellName(name) {
+		if slices.Contains(s.Argv[1:], "-s") {
+			return true // bash -s ARGS: the script is the input
+		}
+		command, script := shellInvocation(s.Argv)
+		return command == "" && (script == "" || script == "/dev/stdin")
 	}
 	switch firstOperand(s.Argv) {
 	case "", "/dev/stdin":

@@ -130,7 +130,10 @@ func FuzzClassifyCommand(f *testing.F) {
 		// the ANSI-C, brace, bare-redirect and xargs paths
 		`$'\x67it' push`, `$'\x`, `$'\u00e9\U0001F600\c`, `$'\cA\777\08'`, "$'open", "echo {} > f", "{ a; } > f", "> f", "{git,push}", "printf x | xargs git",
 		// here-documents and here-strings a shell or interpreter runs
-		"bash <<-'E'\n\tgit push -f\n\tE", "sh <<E\n$(x <<F\ny\nF\n)\nE", "python3 - <<E\nos.system(1)\nE", "bash <<< 'a | b'", "cat <<E\n`\nE"} {
+		"bash <<-'E'\n\tgit push -f\n\tE", "sh <<E\n$(x <<F\ny\nF\n)\nE", "python3 - <<E\nos.system(1)\nE", "bash <<< 'a | b'", "cat <<E\n`\nE",
+		// wrappers, keywords and multiplexers
+		"screen -dmS", "screen -X", "flock -c", "flock f", "env -S", "su -c", "script -c x", "watch -x", "taskset -p 1", "chrt", "parallel x :::",
+		"tmux new", "tmux send", "if then fi", "for x in $(y); do z; done", "bash -lc", "bash -o"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -247,6 +250,50 @@ func TestClassifyHereInput(t *testing.T) {
 		{"bash <<EOF\nls -la\nEOF", ro, ""},
 		{"python3 <<EOF\nprint(sum(range(10)))\nEOF", rw, ""},
 		{"grep -c main <<< \"git push -f\"", ro, ""},
+	})
+}
+
+// TestClassifyWrappedCommands: a command behind a shell keyword, a
+// wrapper that runs its words (or a string of them), a -c in a flag
+// cluster, or a terminal multiplexer is the command it runs; a command
+// scheduled or typed into a session runs past the judge. Each high_risk
+// line was reversible_write or read_only before.
+func TestClassifyWrappedCommands(t *testing.T) {
+	ro, rw, high := policies.ReadOnly, policies.ReversibleWrite, policies.HighRisk
+	push := "git push rewrites"
+	checkClasses(t, []classCase{
+		{"bash -lc 'git push -f origin main'", high, push},
+		{`sh -ec "git push -f origin main"`, high, push},
+		{`fish -c "git push -f origin main"`, high, push},
+		{"if true; then git push -f origin main; fi", high, push},
+		{"while true; do git push -f origin main; done", high, push},
+		{"! git push -f origin main", high, push},
+		{"coproc git push -f origin main", high, push},
+		{`env -S "git push -f origin main"`, high, push},
+		{`su -c "git push -f origin main" me`, high, "runs as root"},
+		{`script -qc "git push -f origin main" /dev/null`, high, push},
+		{"flock /tmp/l git push -f origin main", high, push},
+		{`flock -x /tmp/l -c "git push -f origin main"`, high, push},
+		{"watch -n1 git push -f origin main", high, push},
+		{"setsid git push -f origin main", high, push},
+		{"busybox sh -c 'git push -f origin main'", high, push},
+		{"taskset -c 0 git push -f origin main", high, push},
+		{"chrt -i 0 git push -f origin main", high, push},
+		{"parallel git push -f ::: origin", high, push},
+		{"xargs -a /dev/null -I{} git push -f origin main", high, push},
+		{"screen -dmS x git push -f origin main", high, push},
+		{`tmux new -d "git push -f origin main"`, high, push},
+		{`tmux send-keys -t 0 "git push -f origin main" Enter`, high, "types into a terminal"},
+		{`screen -S x -X stuff "git push -f origin main"`, high, "sends input to a running session"},
+		{`at now <<< "git push -f origin main"`, high, "schedules commands"},
+		{`echo "git push -f origin main" | batch`, high, "schedules commands"},
+		// alike, and not
+		{"if [ -f go.mod ]; then echo yes; fi", ro, ""},
+		{"for f in *.go; do wc -l $f; done", ro, ""},
+		{"watch -n 2 git status", ro, ""},
+		{"flock /tmp/l make test", rw, ""},
+		{"at -l", rw, ""},
+		{"tmux ls", ro, ""},
 	})
 }
 
