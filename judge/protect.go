@@ -529,7 +529,7 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 	if !allDocket && pr.mentionsState(line) {
 		return &Violation{ProtectShellState, "the command names docket's state root (" + pr.Home.Root + "); tools may not touch the keys, ledger, artifacts or store (the docket CLI may)"}
 	}
-	if v := pr.checkInline(line, cc); v != nil {
+	if v := pr.checkInline(line, cc, cwd); v != nil {
 		return v
 	}
 	top := pr.topLevel()

@@ -365,7 +365,7 @@ func (pr Protector) codeMentionsState(code string) bool {
 // checkInline applies the inline-code rule to a line that runs an
 // interpreter: its -c/-e code, heredocs and here-strings are all in the
 // line.
-func (pr Protector) checkInline(line string, cc *CommandClass) *Violation {
+func (pr Protector) checkInline(line string, cc *CommandClass, cwd string) *Violation {
 	has := false
 	for _, s := range cc.Segments {
 		if isInterpreterName(s.Name()) && (len(s.Argv) > 1 || strings.Contains(line, "<<")) {
@@ -383,11 +383,37 @@ func (pr Protector) checkInline(line string, cc *CommandClass) *Violation {
 			}
 		}
 	}
-	if !pr.codeMentionsState(line) {
-		return nil
+	if pr.codeMentionsState(line) {
+		return &Violation{ProtectShellState, "the command runs an interpreter whose code names docket's state root or keys (" + pr.Home.Root + "); tools may not touch them"}
 	}
-	return &Violation{ProtectShellState, "the command runs an interpreter whose code names docket's state root or keys (" + pr.Home.Root + "); tools may not touch them"}
+	// a path the code names in a string, a pattern too
+	// (glob.glob('/home/*/.local/*/d*/keys/h*')), as a shell word would be
+	for _, lit := range codePaths(line) {
+		if v := pr.checkWord(lit, cwd, false, false); v != nil {
+			return &Violation{ProtectShellState, "the command runs an interpreter whose code names " + lit + ": " + v.Reason}
+		}
+	}
+	return nil
 }
+
+// codePaths are the words of code that look like paths: a / or a
+// leading ~, split at quotes, blanks and the punctuation around a
+// string in code (open('…'), ["…", …]); at most maxCodePaths.
+func codePaths(code string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(code, func(r rune) bool { return strings.ContainsRune(" \t\n'\"`(),;{}=+\\", r) }) {
+		if len(w) > 1 && (strings.Contains(w, "/") || w[0] == '~') {
+			out = append(out, w)
+			if len(out) == maxCodePaths {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// maxCodePaths bounds the paths of inline code the protections check.
+const maxCodePaths = 64
 
 // checkRoutes denies calls of the review and approval routes of a docket
 // server: the agent under judgment must not approve itself.

@@ -105,8 +105,8 @@ func scriptOf(s Segment) (script string, shebang bool) {
 // such file the line makes, or not a shell script.
 func readScript(segs []Segment, script, dir string, shebang bool, open func(string) (*os.File, error), branch string) (cc CommandClass, ok bool) {
 	full := under(dir, script)
-	if full == "" || computed(script) {
-		return cc, false
+	if full == "" || strings.ContainsAny(script, "$`~") {
+		return cc, false // a path only the shell knows ($NVM_DIR/nvm.sh)
 	}
 	ctx := ShellContext{Cwd: dir, Branch: branch}
 	b, err := regular.ReadFile(open, full, maxScript)
@@ -141,7 +141,7 @@ func readScript(segs []Segment, script, dir string, shebang bool, open func(stri
 
 // madeOnLine reports whether a segment of segs makes the file script:
 // w is the one that writes it by a redirection (its here-document is
-// the script), else any that names it as a word (cp, curl -o, tee).
+// the script), else a file maker that names it (cp, curl -o, tee).
 func madeOnLine(segs []Segment, script string) (w Segment, made bool) {
 	for _, s := range segs {
 		if slices.Contains(s.Redirects, script) {
@@ -149,7 +149,7 @@ func madeOnLine(segs []Segment, script string) (w Segment, made bool) {
 		}
 	}
 	for _, s := range segs {
-		if isShellName(s.Name()) || s.Name() == "source" || s.Name() == "." {
+		if !fileMakers.has(s.Name()) {
 			continue
 		}
 		for _, a := range s.Argv[1:] {
@@ -160,6 +160,9 @@ func madeOnLine(segs []Segment, script string) (w Segment, made bool) {
 	}
 	return Segment{}, false
 }
+
+// fileMakers write a file their words name: a copy, a link, a download.
+var fileMakers = words{"cp", "mv", "install", "ln", "tee", "curl", "wget", "rsync", "scp", "sftp", "dd", "rclone", "gsutil", "aws", "unzip", "tar", "base64", "xxd", "openssl", "gpg"}
 
 // shellScript reports whether a file run as a program is one a shell
 // runs: a #! naming a shell (directly or through env), or no #! and

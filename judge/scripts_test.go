@@ -77,6 +77,8 @@ func TestScriptRuns(t *testing.T) {
 		{"./prog", "", ""},
 		{"cat notes.md", "", ""},
 		{"bash missing.sh", "", ""},
+		{"chmod +x missing.sh && ./missing.sh", "", ""}, // chmod makes no file
+		{`export NVM_DIR="$HOME/.nvm"; [ -s "$NVM_DIR/nvm.sh" ] && . "$NVM_DIR/nvm.sh"; nvm use 24`, "", ""},
 		{"bash -c 'echo hi'", "", ""},
 	} {
 		_, d := e.Decide(context.Background(), bash(proj, tc.line))
