@@ -58,6 +58,10 @@ func TestBuiltinProtections(t *testing.T) {
 		{"relative dotdot", "Bash", map[string]any{"command": "cp x ../.local/state/docket/ledger/s1.jsonl"}, ProtectShellState},
 		{"glob over state", "Bash", map[string]any{"command": "rm -rf ~/.local/*/docket"}, ProtectShellState},
 		{"python reads key", "Bash", map[string]any{"command": "python3 -c \"print(open('/home/u/.local/state/docket/keys/hmac.key').read())\""}, ProtectShellState},
+		// a pattern in the code that names the key without a protected word
+		{"python globs key", "Bash", map[string]any{"command": `python3 -c "import glob; print(open(glob.glob(\"/home/*/.*/st*/d*/k*/h*\")[0]).read())"`}, ProtectShellState},
+		{"node globs key", "Bash", map[string]any{"command": "node -e \"require('fs').readFileSync(require('glob').sync('/home/u/.l*/s*/d*/k*/h*')[0])\""}, ProtectShellState},
+		{"python reads a project file", "Bash", map[string]any{"command": "python3 -c \"print(open('docs/a.md').read(), open('/etc/hosts').read())\""}, ""},
 		{"redirect into state", "Bash", map[string]any{"command": "echo '{}' > /home/u/.local/state/docket/run/x"}, ProtectShellState},
 		{"input from key", "Bash", map[string]any{"command": "base64 < /home/u/.local/state/docket/keys/hmac.key"}, ProtectShellState},
 		{"docket cli ok", "Bash", map[string]any{"command": "docket verify --session s1"}, ""},
