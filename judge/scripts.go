@@ -22,7 +22,8 @@ const maxScript = 4 << 20
 const maxScriptDepth = 2
 
 // scriptRuns classifies the shell scripts a shell call runs (bash s.sh,
-// source s.sh, ./s.sh with a shell's #! or none, bash < s.sh), read with
+// source s.sh, ./s.sh with a shell's #! or none, bash < s.sh), and the
+// recipes make and npm run for it (recipes.go), read with
 // open (nil: regular.Open; the daemon's opener reads as the caller), as
 // the lines they are: the line names only the script, and `echo 'git
 // push --force origin main' > s.sh`, then `bash s.sh`, would otherwise
@@ -50,12 +51,7 @@ func scriptRuns(p *ActionProposal, open func(string) (*os.File, error)) {
 			if dir == "" {
 				dir = p.Context.Cwd
 			}
-			script, shebang := scriptOf(s)
-			if script == "" {
-				continue
-			}
-			name := path.Base(script)
-			cc, ok := readScript(sh.Segments, script, dir, shebang, open, p.Context.Branch)
+			name, cc, ok := runOf(sh.Segments, s, dir, open, p.Context.Branch)
 			if !ok {
 				continue
 			}
@@ -70,6 +66,22 @@ func scriptRuns(p *ActionProposal, open func(string) (*os.File, error)) {
 		segs = found
 	}
 	p.setClass(class)
+}
+
+// runOf classifies what s runs from a file: a shell script, or the
+// recipes of a makefile's targets or a package.json's scripts
+// (recipes.go); name names it in the reasons.
+func runOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, error), branch string) (name string, cc CommandClass, ok bool) {
+	if script, shebang := scriptOf(s); script != "" {
+		cc, ok = readScript(segs, script, dir, shebang, open, branch)
+		return path.Base(script), cc, ok
+	}
+	name, lines := recipesOf(s, dir, open)
+	if len(lines) == 0 {
+		return "", cc, false
+	}
+	cc = ClassifyCommand(strings.Join(lines, "\n"), ShellContext{Cwd: dir, Branch: branch, script: true})
+	return name, cc, true
 }
 
 // scriptOf returns the shell script s runs, "" for none. shebang: the
