@@ -21,7 +21,7 @@ const maxRecipeFile = 1 << 20
 func recipesOf(s Segment, dir string, open func(string) (*os.File, error)) (name string, lines []string) {
 	switch s.Name() {
 	case "make", "gmake":
-		return makeRecipes(s.Argv, dir, open)
+		return makeRecipes(s, dir, open)
 	case "npm", "yarn", "pnpm", "bun":
 		return packageScripts(s.Argv, dir, open)
 	}
@@ -33,7 +33,8 @@ func recipesOf(s Segment, dir string, open func(string) (*os.File, error)) (name
 // (the first target when none), with their prerequisites' first.
 // Variables stay as written: a recipe's computed commands are its
 // author's idiom (script mode). Included makefiles are not read.
-func makeRecipes(argv []string, dir string, open func(string) (*os.File, error)) (string, []string) {
+func makeRecipes(s Segment, dir string, open func(string) (*os.File, error)) (string, []string) {
+	argv := s.Argv
 	var file string
 	var goals []string
 	for i := 1; i < len(argv); i++ {
@@ -64,9 +65,12 @@ func makeRecipes(argv []string, dir string, open func(string) (*os.File, error))
 		return "", nil
 	}
 	var b []byte
-	if file != "" {
+	switch {
+	case (file == "-" || file == "/dev/stdin") && s.Here:
+		b = []byte(s.Stdin) // make -f - <<EOF
+	case file != "":
 		b, _ = regular.ReadFile(open, under(dir, file), maxRecipeFile)
-	} else {
+	default:
 		for _, f := range []string{"GNUmakefile", "makefile", "Makefile"} {
 			var err error
 			if b, err = regular.ReadFile(open, filepath.Join(dir, f), maxRecipeFile); err == nil {
@@ -78,7 +82,14 @@ func makeRecipes(argv []string, dir string, open func(string) (*os.File, error))
 	if len(b) == 0 {
 		return "", nil
 	}
-	rules, first := parseMakefile(string(b))
+	text := string(b)
+	// a plain-named include (one level: what the validators hold to HEAD)
+	for _, inc := range makeIncludes(text) {
+		if ib, err := regular.ReadFile(open, under(dir, inc), maxRecipeFile); err == nil {
+			text += "\n" + string(ib)
+		}
+	}
+	rules, first := parseMakefile(text)
 	if len(goals) == 0 {
 		if first == "" {
 			return "", nil
@@ -105,7 +116,67 @@ func makeRecipes(argv []string, dir string, open func(string) (*os.File, error))
 	for _, g := range goals {
 		walk(g, 0)
 	}
+	// $(shell …) runs as make reads the makefile, whatever the goal
+	lines = append(makeShellCalls(text), lines...)
+	if file == "" || file == "-" {
+		file = "makefile"
+	}
 	return filepath.Base(file) + " " + strings.Join(goals, " "), lines
+}
+
+// makeIncludes are the files a makefile's include, -include and
+// sinclude lines name plainly (no variable).
+func makeIncludes(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "include" && f[0] != "-include" && f[0] != "sinclude" {
+			continue
+		}
+		for _, name := range f[1:] {
+			if !strings.ContainsAny(name, "$*?[") && len(out) < 16 {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// makeShellCalls are the command lines of a makefile's $(shell …) and
+// ${shell …} calls (parentheses balanced).
+func makeShellCalls(text string) []string {
+	var out []string
+	for _, start := range []string{"$(shell ", "${shell "} {
+		closeCh := byte(')')
+		if start[1] == '{' {
+			closeCh = '}'
+		}
+		rest := text
+		for {
+			i := strings.Index(rest, start)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(start):]
+			depth, end := 1, -1
+			for j := 0; j < len(rest) && end < 0; j++ {
+				switch rest[j] {
+				case start[1]:
+					depth++
+				case closeCh:
+					if depth--; depth == 0 {
+						end = j
+					}
+				}
+			}
+			if end < 0 {
+				break
+			}
+			out = append(out, strings.ReplaceAll(rest[:end], "$$", "$"))
+			rest = rest[end:]
+		}
+	}
+	return out
 }
 
 // makeRule is a makefile rule's prerequisites and recipe lines.

