@@ -1224,6 +1224,9 @@ func offeredTools(r *modelserver.Request) string {
 	return strings.Join(names, ", ")
 }
 
+// replLoop is a read-eval loop: each line read from its input runs.
+const replLoop = "while read -r l; do eval \"$l\"; done\n"
+
 // TestCodexTypedInput: Codex can start a command in a terminal
 // (exec_command with tty) and type into it later (write_stdin), and it
 // runs no hook for what it types: an agent could start a shell and type
@@ -1232,8 +1235,11 @@ func offeredTools(r *modelserver.Request) string {
 //   - docket refuses the interactive programs it recognises (bash -i:
 //     builtin:unseen_input), so there is nothing to type into;
 //   - docket install turns Codex's terminal sessions off
-//     (features.unified_exec_tty = false), so a program it does not
-//     recognise (a read-eval loop in sh -c) reads no typed line.
+//     (features.unified_exec_tty = false), so a program it lets start
+//     reads no typed line: here a read-eval loop in a script of the
+//     project's (replLoop), whose computed command is its author's idiom
+//     to the judge (sh -c 'while …; do eval "$l"; done' on the line is
+//     escalated).
 //
 // With the judge before builtin:unseen_input, or the install before it
 // wrote unified_exec_tty, the typed line runs: typed.txt is written.
@@ -1245,12 +1251,17 @@ func TestCodexTypedInput(t *testing.T) {
 		refused     bool // by the judge
 	}{
 		{"interactive shell", "bash -i", true},
-		{"read-eval loop", `sh -c 'while read -r l; do eval "$l"; done'`, false},
+		{"read-eval loop", "sh repl.sh", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			script := []modelserver.Turn{{Tool: modelserver.Shell, Command: tc.start, TTY: true}, typed, {Text: "Done."}}
-			eachCLIOf(t, []string{"codex"}, nil, script, func(t *testing.T, w *world, srv *modelserver.Server) {
+			setup := func(w *world) {
+				if err := os.WriteFile(filepath.Join(w.proj, "repl.sh"), []byte(replLoop), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eachCLIOf(t, []string{"codex"}, setup, script, func(t *testing.T, w *world, srv *modelserver.Server) {
 				if _, code := w.try(w.proj, "test", "-e", "typed.txt"); code == 0 {
 					t.Errorf("the line typed into %s ran", tc.start)
 				}
