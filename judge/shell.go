@@ -142,6 +142,7 @@ func classifyLine(c *CommandClass, line string, ctx ShellContext, depth int) {
 				classifyComputed(c, seg, before)
 			}
 			classifyStdin(c, seg, ctx, depth)
+			classifyEmbedded(c, seg, ctx, depth)
 			before = append(before, seg)
 			name := seg.Name()
 			if name == "curl" || name == "wget" {

@@ -214,10 +214,14 @@ func inlineSpawns(argv []string) bool {
 		return false
 	}
 	for i := 1; i+1 < len(argv); i++ {
-		if a := argv[i]; a == flag || flag == "-e" && (a == "-E" || a == "--eval") {
-			if codeSpawns(argv[0], argv[i+1]) {
-				return true
-			}
+		a := argv[i]
+		// the flag alone, last in a cluster (perl -ne, python3 -Bc), or
+		// deno's eval subcommand
+		code := a == flag || flag == "-e" && (a == "-E" || a == "--eval") ||
+			len(a) > 2 && a[0] == '-' && a[1] != '-' && a[len(a)-1] == flag[1] ||
+			a == "eval" && i == 1 && path.Base(argv[0]) == "deno"
+		if code && codeSpawns(argv[0], argv[i+1]) {
+			return true
 		}
 	}
 	return false
@@ -232,7 +236,9 @@ func interpreterCode(cmd string) (flag string, marks []string) {
 	case "perl", "ruby":
 		return "-e", append(spawnMarks[:len(spawnMarks):len(spawnMarks)], "`", "qx")
 	case "node", "nodejs", "deno", "bun":
-		return "-e", spawnMarks
+		return "-e", append(spawnMarks[:len(spawnMarks):len(spawnMarks)], "Deno.run", "Deno.Command")
+	case "lua", "luajit":
+		return "-e", append(spawnMarks[:len(spawnMarks):len(spawnMarks)], "os.execute", "io.popen")
 	case "php":
 		return "-r", spawnMarks
 	}

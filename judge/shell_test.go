@@ -133,7 +133,9 @@ func FuzzClassifyCommand(f *testing.F) {
 		"bash <<-'E'\n\tgit push -f\n\tE", "sh <<E\n$(x <<F\ny\nF\n)\nE", "python3 - <<E\nos.system(1)\nE", "bash <<< 'a | b'", "cat <<E\n`\nE",
 		// wrappers, keywords and multiplexers
 		"screen -dmS", "screen -X", "flock -c", "flock f", "env -S", "su -c", "script -c x", "watch -x", "taskset -p 1", "chrt", "parallel x :::",
-		"tmux new", "tmux send", "if then fi", "for x in $(y); do z; done", "bash -lc", "bash -o"} {
+		"tmux new", "tmux send", "if then fi", "for x in $(y); do z; done", "bash -lc", "bash -o",
+		// program text and options that run commands
+		"awk 'BEGIN{system(1)}'", "sed -e 's/a/b/e' -e '\\%x%e'", "sed 'y/abc/xyz/;w f'", "git rebase -x", "git bisect run", "tar --to-command", "ssh -o", "ssh -oProxyCommand=x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -294,6 +296,44 @@ func TestClassifyWrappedCommands(t *testing.T) {
 		{"flock /tmp/l make test", rw, ""},
 		{"at -l", rw, ""},
 		{"tmux ls", ro, ""},
+	})
+}
+
+// TestClassifyEmbeddedCommands: a command that runs commands from its
+// own program text (awk's system and pipes, sed's e) or from an option
+// (git rebase --exec, tar --to-command, rsync -e, ssh -o ProxyCommand,
+// zip -TT), and inline code in a flag cluster (perl -ne) or in lua or
+// deno. Each high_risk line was read_only, reversible_write or
+// external_side_effect before.
+func TestClassifyEmbeddedCommands(t *testing.T) {
+	ro, rw, high := policies.ReadOnly, policies.ReversibleWrite, policies.HighRisk
+	push := "git push rewrites"
+	checkClasses(t, []classCase{
+		{`awk 'BEGIN{system("git push -f origin main")}'`, high, "awk runs a command"},
+		{`gawk 'BEGIN{print "git push -f origin main" | "sh"}'`, high, "gawk runs a command"},
+		{`sed -n '1e git push -f origin main' README.md`, high, "sed runs a command"},
+		{`sed 's/x/git push -f origin main/e' README.md`, high, "sed runs a command"},
+		{`git rebase -x 'git push -f origin main' HEAD~1`, high, push},
+		{`git rebase --exec='git push -f origin main' HEAD~1`, high, push},
+		{`git bisect run sh -c 'git push -f origin main'`, high, push},
+		{`git submodule foreach 'git push -f origin main'`, high, push},
+		{`tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='git push -f origin main'`, high, push},
+		{`tar -xf x.tar --to-command='git push -f origin main'`, high, push},
+		{`zip -T -TT 'git push -f origin main #' x.zip README.md`, high, push},
+		{`rsync -e 'sh -c "git push -f origin main"' x y:`, high, push},
+		{`ssh -o ProxyCommand='git push -f origin main' x`, high, push},
+		{`perl -ne 'system($_)' cmds.txt`, high, "inline code that starts programs"},
+		{`lua -e 'os.execute("git push -f origin main")'`, high, "inline code"},
+		{`deno eval 'new Deno.Command("git").spawn()'`, high, "inline code"},
+		{`echo x | awk '{print > "notes.txt"}'`, rw, "awk writes a file"},
+		{`sed 's/a/b/w out.txt' f`, rw, "sed writes a file"},
+		// alike, and not
+		{`awk '$3 > 100 {print $1}' f`, ro, ""},
+		{`sed -n '/^func /p' x.go`, ro, ""},
+		{`sed -e '1i header' -e 's/a/b/' f`, ro, ""},
+		{`sed 's/e/E/g' f`, ro, ""},
+		{`git bisect run go test ./...`, rw, ""},
+		{`tar -I zstd -xf x.tar.zst`, rw, ""},
 	})
 }
 
