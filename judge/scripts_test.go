@@ -32,25 +32,10 @@ func TestScriptRuns(t *testing.T) {
 		"prog":     "\x7fELF\x02\x01\x01\x00git push -f origin main\n",
 		"notes.md": "git push --force origin main\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(proj, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	big := "#!/bin/sh\n" + strings.Repeat("# padding\n", maxScript/10) + "git push -f origin main\n"
-	if err := os.WriteFile(filepath.Join(proj, "big.sh"), []byte(big), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	files["big.sh"] = "#!/bin/sh\n" + strings.Repeat("# padding\n", maxScript/10) + "git push -f origin main\n"
+	writeFiles(t, proj, files, 0o755)
 	high := policies.HighRisk
-	for _, tc := range []struct {
-		line   string
-		class  policies.RiskClass // "" for below high_risk
-		reason string
-	}{
+	checkRuns(t, e, proj, []runCase{
 		{"bash push.sh", high, "push.sh: git push rewrites"},
 		{"sh ./push.sh", high, "push.sh: git push"},
 		{"./push.sh", high, "push.sh: git push"},
@@ -80,11 +65,31 @@ func TestScriptRuns(t *testing.T) {
 		{"chmod +x missing.sh && ./missing.sh", "", ""}, // chmod makes no file
 		{`export NVM_DIR="$HOME/.nvm"; [ -s "$NVM_DIR/nvm.sh" ] && . "$NVM_DIR/nvm.sh"; nvm use 24`, "", ""},
 		{"bash -c 'echo hi'", "", ""},
-	} {
+	})
+	// the script's commands are the line's for the protections: reading
+	// the key through a script is refused as reading it on the line is
+	_, d := e.Decide(context.Background(), bash(proj, "bash key.sh"))
+	if d.Outcome == Allow || !hasRule(d, ProtectKeys) && !hasRule(d, ProtectStateRead) && !hasRule(d, ProtectShellState) {
+		t.Errorf("bash key.sh: %s %v %s, want refused by a protection", d.Outcome, d.RuleIDs, d.Reason)
+	}
+}
+
+// runCase is a line run in a project, the class it must get ("" for
+// below high_risk) and a substring of its reasons.
+type runCase struct {
+	line   string
+	class  policies.RiskClass
+	reason string
+}
+
+// checkRuns decides each case's line in proj with e.
+func checkRuns(t *testing.T, e *Engine, proj string, cases []runCase) {
+	t.Helper()
+	for _, tc := range cases {
 		_, d := e.Decide(context.Background(), bash(proj, tc.line))
 		reasons := strings.Join(d.ClassReasons, "; ")
 		if tc.class == "" {
-			if d.RiskClass == high {
+			if d.RiskClass == policies.HighRisk {
 				t.Errorf("%q: high_risk (%s), want lower", tc.line, reasons)
 			}
 			continue
@@ -93,10 +98,18 @@ func TestScriptRuns(t *testing.T) {
 			t.Errorf("%q: %s (%s), want %s with %q", tc.line, d.RiskClass, reasons, tc.class, tc.reason)
 		}
 	}
-	// the script's commands are the line's for the protections: reading
-	// the key through a script is refused as reading it on the line is
-	_, d := e.Decide(context.Background(), bash(proj, "bash key.sh"))
-	if d.Outcome == Allow || !hasRule(d, ProtectKeys) && !hasRule(d, ProtectStateRead) && !hasRule(d, ProtectShellState) {
-		t.Errorf("bash key.sh: %s %v %s, want refused by a protection", d.Outcome, d.RuleIDs, d.Reason)
+}
+
+// writeFiles writes files (relative names, their directories made) in dir.
+func writeFiles(t *testing.T, dir string, files map[string]string, mode os.FileMode) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

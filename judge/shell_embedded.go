@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/docket/docket/policies"
@@ -20,7 +21,7 @@ func classifyEmbedded(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 	argv := s.Argv
 	switch name := s.Name(); name {
 	case "awk", "gawk", "mawk", "nawk":
-		for _, prog := range awkPrograms(argv) {
+		for _, prog := range programTexts(argv, []string{"-e", "--source"}, []string{"-v", "-F"}) {
 			switch {
 			case strings.Contains(prog, "system(") || strings.Contains(prog, "system (") || awkPipes(prog):
 				c.raise(policies.HighRisk, name+" runs a command from its program (system or a pipe)")
@@ -29,7 +30,7 @@ func classifyEmbedded(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 			}
 		}
 	case "sed", "gsed":
-		for _, script := range sedScripts(argv) {
+		for _, script := range programTexts(argv, []string{"-e", "--expression"}, []string{"-l", "--line-length"}) {
 			if runs, writes := sedEffects(script); runs {
 				c.raise(policies.HighRisk, name+" runs a command from its script (the e command or flag)")
 			} else if writes {
@@ -139,14 +140,16 @@ func optionCommands(name string, argv []string) []string {
 	return out
 }
 
-// awkPrograms are the program texts of an awk command line: -e and
-// --source values, else its first operand (not with -f).
-func awkPrograms(argv []string) []string {
+// programTexts are the program texts of an awk or sed command line:
+// the values of its text options (awk -e and --source, sed -e and
+// --expression), else its first operand, which is no program with -f
+// (a file); valued are its other options that take a value.
+func programTexts(argv, text, valued []string) []string {
 	var progs []string
 	file := false
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
-		if v, ok := optionArg(argv, &i, "-e", "--source"); ok {
+		if v, ok := optionArg(argv, &i, text...); ok {
 			progs = append(progs, v)
 			continue
 		}
@@ -156,7 +159,7 @@ func awkPrograms(argv []string) []string {
 			if a == "-f" || a == "--file" {
 				i++
 			}
-		case a == "-v" || a == "-F":
+		case slices.Contains(valued, a):
 			i++
 		case a == "--":
 			if !file && len(progs) == 0 && i+1 < len(argv) {
@@ -199,36 +202,6 @@ func awkPrintsToFile(prog string) bool {
 			return true
 		}
 	}
-}
-
-// sedScripts are the scripts of a sed command line: -e and --expression
-// values, else its first operand (not with -f).
-func sedScripts(argv []string) []string {
-	var scripts []string
-	file := false
-	for i := 1; i < len(argv); i++ {
-		a := argv[i]
-		if v, ok := optionArg(argv, &i, "-e", "--expression"); ok {
-			scripts = append(scripts, v)
-			continue
-		}
-		switch {
-		case a == "-f" || a == "--file" || strings.HasPrefix(a, "--file="):
-			file = true
-			if a == "-f" || a == "--file" {
-				i++
-			}
-		case a == "-l" || a == "--line-length":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			if !file && len(scripts) == 0 {
-				scripts = append(scripts, a)
-			}
-			return scripts
-		}
-	}
-	return scripts
 }
 
 // sedEffects reads a sed script's commands: runs, an e command or an s
