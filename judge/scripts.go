@@ -72,8 +72,8 @@ func scriptRuns(p *ActionProposal, open func(string) (*os.File, error)) {
 // recipes of a makefile's targets or a package.json's scripts
 // (recipes.go); name names it in the reasons.
 func runOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, error), branch string) (name string, cc CommandClass, ok bool) {
-	if script, shebang := scriptOf(s); script != "" {
-		cc, ok = readScript(segs, script, dir, shebang, open, branch)
+	if script, lang := scriptOf(s); script != "" {
+		cc, ok = readScript(segs, script, lang, dir, open, branch)
 		return path.Base(script), cc, ok
 	}
 	name, lines := recipesOf(s, dir, open)
@@ -84,38 +84,45 @@ func runOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, e
 	return name, cc, true
 }
 
-// scriptOf returns the shell script s runs, "" for none. shebang: the
-// script is s's command itself, run only if it is a shell script (a #!
-// naming a shell, or none).
-func scriptOf(s Segment) (script string, shebang bool) {
+// scriptOf returns the script file s runs, "" for none, and the
+// language that runs it: "sh" for a shell's, an interpreter's name
+// (python3 deploy.py, node x.js), or "" when the script is s's command
+// itself (./deploy), whose #! names it.
+func scriptOf(s Segment) (script, lang string) {
 	if len(s.Argv) == 0 {
-		return "", false
+		return "", ""
 	}
 	name := s.Name()
 	switch {
 	case name == "source" || name == ".":
 		if len(s.Argv) > 1 && s.Argv[1] != "/dev/stdin" {
-			return s.Argv[1], false
+			return s.Argv[1], "sh"
 		}
 	case isShellName(name):
 		if runsStdin(s) {
 			if len(s.Inputs) > 0 && !s.Here {
-				return s.Inputs[0], false // bash < s.sh
+				return s.Inputs[0], "sh" // bash < s.sh
 			}
-			return "", false
+			return "", ""
 		}
 		_, script := shellInvocation(s.Argv) // a -c string is classified as a line
-		return script, false
+		return script, "sh"
 	case strings.Contains(s.Argv[0], "/") && !computed(s.Argv[0]):
-		return s.Argv[0], true
+		return s.Argv[0], ""
+	default:
+		if flag, _ := interpreterCode(name); flag != "" {
+			return interpreterScript(s.Argv, flag), name
+		}
 	}
-	return "", false
+	return "", ""
 }
 
-// readScript classifies the script at script (relative to dir), which a
-// segment of segs runs. ok is false when there is nothing to judge: no
-// such file the line makes, or not a shell script.
-func readScript(segs []Segment, script, dir string, shebang bool, open func(string) (*os.File, error), branch string) (cc CommandClass, ok bool) {
+// readScript classifies the script at script (relative to dir) in lang
+// (scriptOf), which a segment of segs runs: a shell script as its lines,
+// another program by the commands its code starts (codeCommands). ok is
+// false when there is nothing to judge: no such file the line makes, or
+// a program no shell or known interpreter runs.
+func readScript(segs []Segment, script, lang, dir string, open func(string) (*os.File, error), branch string) (cc CommandClass, ok bool) {
 	full := under(dir, script)
 	if full == "" || strings.ContainsAny(script, "$`~") {
 		return cc, false // a path only the shell knows ($NVM_DIR/nvm.sh)
@@ -128,9 +135,9 @@ func readScript(segs []Segment, script, dir string, shebang bool, open func(stri
 		if !made {
 			return cc, false // it fails to run
 		}
-		if w.Here {
+		if w.Here && lang != "" {
 			// the agent's own script, whole on the line
-			return ClassifyCommand(w.Stdin, ctx), true
+			return classifyProgram(lang, w.Stdin, ctx), true
 		}
 		cc.raise(policies.HighRisk, "runs a script this line makes: what it runs is not on the line")
 		return cc, true
@@ -144,11 +151,22 @@ func readScript(segs []Segment, script, dir string, shebang bool, open func(stri
 	case err != nil:
 		return cc, false // unreadable: the shell cannot read it either
 	}
-	if shebang && !shellScript(b) {
-		return cc, false
+	if lang == "" {
+		if lang = runsAs(b); lang == "" {
+			return cc, false
+		}
 	}
 	ctx.script = true
-	return ClassifyCommand(string(b), ctx), true
+	return classifyProgram(lang, string(b), ctx), true
+}
+
+// classifyProgram classifies a program's text in lang: a shell's as
+// the lines it is, another's by the commands its code starts.
+func classifyProgram(lang, text string, ctx ShellContext) CommandClass {
+	if lang == "sh" {
+		return ClassifyCommand(text, ctx)
+	}
+	return ClassifyCommand(strings.Join(codeCommands(lang, text), "\n"), ctx)
 }
 
 // madeOnLine reports whether a segment of segs makes the file script:
@@ -176,18 +194,22 @@ func madeOnLine(segs []Segment, script string) (w Segment, made bool) {
 // fileMakers write a file their words name: a copy, a link, a download.
 var fileMakers = words{"cp", "mv", "install", "ln", "tee", "curl", "wget", "rsync", "scp", "sftp", "dd", "rclone", "gsutil", "aws", "unzip", "tar", "base64", "xxd", "openssl", "gpg"}
 
-// shellScript reports whether a file run as a program is one a shell
-// runs: a #! naming a shell (directly or through env), or no #! and
-// text (execve refuses it, and the shell that asked runs it itself).
-func shellScript(b []byte) bool {
+// runsAs returns what runs a file run as a program: "sh" for a #!
+// naming a shell (directly or through env) or for no #! and text
+// (execve refuses it, and the shell that asked runs it itself), the
+// interpreter a #! names, or "" (a binary, another program).
+func runsAs(b []byte) string {
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	if !bytes.HasPrefix(line, []byte("#!")) {
 		head := b[:min(len(b), 1024)]
-		return len(line) > 0 && !bytes.HasPrefix(b, []byte("\x7fELF")) && bytes.IndexByte(head, 0) < 0
+		if len(line) > 0 && !bytes.HasPrefix(b, []byte("\x7fELF")) && bytes.IndexByte(head, 0) < 0 {
+			return "sh"
+		}
+		return ""
 	}
 	f := strings.Fields(string(line[2:]))
 	if len(f) == 0 {
-		return false
+		return ""
 	}
 	prog := path.Base(f[0])
 	if prog == "env" {
@@ -199,5 +221,11 @@ func shellScript(b []byte) bool {
 			}
 		}
 	}
-	return isShellName(prog)
+	switch flag, _ := interpreterCode(prog); {
+	case isShellName(prog):
+		return "sh"
+	case flag != "":
+		return prog
+	}
+	return ""
 }

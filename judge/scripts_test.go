@@ -26,11 +26,16 @@ func TestScriptRuns(t *testing.T) {
 		"key.sh":           "cat " + h.HMACKeyPath() + "\n",
 		// a project's own script: commands computed at run time are how
 		// scripts are written (gradlew, configure), not a hiding place
-		"gradlew":  "#!/bin/sh\nJAVACMD=$JAVA_HOME/bin/java\neval set -- $(printf '%s' \"$*\")\nexec \"$JAVACMD\" \"$@\"\n",
-		"test.sh":  "#!/bin/bash\nset -euo pipefail\ngo vet ./...\ngo test ./...\n",
-		"tool.py":  "#!/usr/bin/env python3\nimport os\nos.system('git push -f origin main')\n",
-		"prog":     "\x7fELF\x02\x01\x01\x00git push -f origin main\n",
-		"notes.md": "git push --force origin main\n",
+		"gradlew": "#!/bin/sh\nJAVACMD=$JAVA_HOME/bin/java\neval set -- $(printf '%s' \"$*\")\nexec \"$JAVACMD\" \"$@\"\n",
+		"test.sh": "#!/bin/bash\nset -euo pipefail\ngo vet ./...\ngo test ./...\n",
+		"tool.py": "#!/usr/bin/env python3\nimport os\nos.system('git push -f origin main')\n",
+		// programs in other languages, by the commands their code starts
+		"deploy.py": "import subprocess\nsubprocess.run([\"git\", \"push\", \"--force\", \"origin\", \"main\"], check=True)\n",
+		"ship.js":   "const { spawnSync } = require('child_process');\nspawnSync('git', ['push', '-f', 'origin', 'main']);\n",
+		"build.py":  "import subprocess, sys\nsubprocess.run(['go', 'build', './...'], cwd='/tmp')\nsubprocess.run(sys.argv[1:])\n",
+		"tag.rb":    "branch = 'main'\n`git push origin +#{branch}`\n",
+		"prog":      "\x7fELF\x02\x01\x01\x00git push -f origin main\n",
+		"notes.md":  "git push --force origin main\n",
 	}
 	files["big.sh"] = "#!/bin/sh\n" + strings.Repeat("# padding\n", maxScript/10) + "git push -f origin main\n"
 	writeFiles(t, proj, files, 0o755)
@@ -58,7 +63,15 @@ func TestScriptRuns(t *testing.T) {
 		// alike, and not
 		{"./gradlew test", "", ""},
 		{"bash test.sh", "", ""},
-		{"./tool.py", "", ""}, // a Python program is judged by its line
+		{"./tool.py", high, "tool.py: git push rewrites"},
+		{"python3 deploy.py", high, "deploy.py: git push rewrites"},
+		{"python3 -u deploy.py --prod", high, "deploy.py: git push rewrites"},
+		{"node ship.js", high, "ship.js: git push rewrites"},
+		{"ruby tag.rb", high, "tag.rb: git push"},
+		{"cat > ship2.py <<'EOF'\nimport os\nos.system('git push -f origin main')\nEOF\npython3 ship2.py", high, "ship2.py: git push rewrites"},
+		{"python3 build.py", "", ""},  // literal commands that build; a computed one is the author's
+		{"python3 -m deploy", "", ""}, // a module: not read
+		{"python3 -c 'print(1)' deploy.py", "", ""},
 		{"./prog", "", ""},
 		{"cat notes.md", "", ""},
 		{"bash missing.sh", "", ""},
@@ -112,4 +125,20 @@ func writeFiles(t *testing.T, dir string, files map[string]string, mode os.FileM
 			t.Fatal(err)
 		}
 	}
+}
+
+// The code reader never fails on odd code: every call's text is cut at
+// its own bounds.
+func FuzzCodeCommands(f *testing.F) {
+	for _, s := range []string{"os.system('x')", "subprocess.run([\"a\", 'b'], check=True)", "spawn('git', ['push'])", "`ls`", "system(\"a\\\"b\"", "execSync(", "subprocess\n(", "Popen(((((", "system('", "x = `"} {
+		f.Add("python3", s)
+		f.Add("perl", s)
+	}
+	f.Fuzz(func(t *testing.T, lang, code string) {
+		for _, line := range codeCommands(lang, code) {
+			if line == "" {
+				t.Fatalf("an empty command from %q", code)
+			}
+		}
+	})
 }
