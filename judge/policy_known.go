@@ -10,7 +10,7 @@ import (
 
 // The default tools.yaml and judges.md (no delegates), decoded as the
 // policy cache holds them.
-const defaultPolicyVersion = "pv1:0b97b8e6943e97d4da7034f680fdfccc"
+const defaultPolicyVersion = "pv1:ab8e7d2496354ed35a025f5c40cfe109"
 
 var _ time.Duration
 
@@ -419,6 +419,69 @@ func decodedDefaultPolicy() (*policies.Tools, *policies.Judges) {
 					Path:     "*/.git/*config*",
 					MinClass: "reversible_write",
 					Reason:   "a repository's git config (config, config.worktree, a submodule's) names programs git runs on its own (aliases, core.fsmonitor, core.hooksPath, filters); a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "git-user-config-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.gitconfig",
+					MinClass: "reversible_write",
+					Reason:   "the user's git config names programs git runs on its own in every repository (aliases, core.fsmonitor, core.hooksPath, core.pager); a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "git-xdg-config-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.config/git/*",
+					MinClass: "reversible_write",
+					Reason:   "the user's git config names programs git runs on its own in every repository (aliases, core.fsmonitor, core.hooksPath, core.pager); a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "ssh-config-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.ssh/config*",
+					MinClass: "reversible_write",
+					Reason:   "ssh's config names programs ssh runs (ProxyCommand, LocalCommand) and where it connects; a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "bash-startup-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.bash*",
+					MinClass: "reversible_write",
+					Reason:   "a shell startup file runs its commands in every new shell, the user's own terminal too, where no judge runs; a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "zsh-startup-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.zsh*",
+					MinClass: "reversible_write",
+					Reason:   "a shell startup file runs its commands in every new shell, the user's own terminal too, where no judge runs; a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "zprofile-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.zprofile",
+					MinClass: "reversible_write",
+					Reason:   "a shell startup file runs its commands in every new shell, the user's own terminal too, where no judge runs; a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "zlogin-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.zlogin",
+					MinClass: "reversible_write",
+					Reason:   "a shell startup file runs its commands in every new shell, the user's own terminal too, where no judge runs; a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "profile-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.profile",
+					MinClass: "reversible_write",
+					Reason:   "a shell startup file runs its commands in every new shell, the user's own terminal too, where no judge runs; a human must approve changing it",
+				},
+				policies.Rule{
+					ID:       "fish-config-needs-approval",
+					Effect:   "escalate",
+					Path:     "*/.config/fish/*",
+					MinClass: "reversible_write",
+					Reason:   "a shell startup file runs its commands in every new shell, the user's own terminal too, where no judge runs; a human must approve changing it",
 				},
 				policies.Rule{
 					ID:       "claude-hooks-need-approval",

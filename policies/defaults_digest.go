@@ -3,4 +3,4 @@
 package policies
 
 // knownDefaultsDigest is computeDefaultsDigest of the embedded defaults.
-const knownDefaultsDigest = "83703252f6013159cb792b64d0f325a765d658456fcdad855cadeace1ac4685f"
+const knownDefaultsDigest = "3ea7492291d793238e20aadda004d6cabddd7522b086bb282b7ac29d569693a4"
