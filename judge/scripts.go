@@ -51,16 +51,14 @@ func scriptRuns(p *ActionProposal, open func(string) (*os.File, error)) {
 			if dir == "" {
 				dir = p.Context.Cwd
 			}
-			name, cc, ok := runOf(sh.Segments, s, dir, open, p.Context.Branch)
-			if !ok {
-				continue
+			for _, r := range runsOf(sh.Segments, s, dir, open, p.Context.Branch) {
+				class = policies.Stricter(class, r.cc.Class)
+				for _, why := range r.cc.Reasons {
+					p.Context.ClassReasons = append(p.Context.ClassReasons, r.name+": "+why)
+				}
+				p.Context.Acts = append(p.Context.Acts, r.cc.Actions...)
+				found = append(found, r.cc.Segments...)
 			}
-			class = policies.Stricter(class, cc.Class)
-			for _, r := range cc.Reasons {
-				p.Context.ClassReasons = append(p.Context.ClassReasons, name+": "+r)
-			}
-			p.Context.Acts = append(p.Context.Acts, cc.Actions...)
-			found = append(found, cc.Segments...)
 		}
 		sh.Segments = append(sh.Segments, found...)
 		segs = found
@@ -68,20 +66,34 @@ func scriptRuns(p *ActionProposal, open func(string) (*os.File, error)) {
 	p.setClass(class)
 }
 
-// runOf classifies what s runs from a file: a shell script, or the
-// recipes of a makefile's targets or a package.json's scripts
-// (recipes.go); name names it in the reasons.
-func runOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, error), branch string) (name string, cc CommandClass, ok bool) {
+// fileRun is what a file a segment runs gives: the file's name for the
+// reasons, and its classification.
+type fileRun struct {
+	name string
+	cc   CommandClass
+}
+
+// runsOf classifies what s runs from files: a shell script or a
+// program, the recipes of a makefile's targets or a package.json's
+// scripts (recipes.go), or the hooks a git command runs (githooks.go).
+func runsOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, error), branch string) []fileRun {
 	if script, lang := scriptOf(s); script != "" {
-		cc, ok = readScript(segs, script, lang, dir, open, branch)
-		return path.Base(script), cc, ok
+		if cc, ok := readScript(segs, script, lang, dir, open, branch); ok {
+			return []fileRun{{path.Base(script), cc}}
+		}
+		return nil
 	}
-	name, lines := recipesOf(s, dir, open)
-	if len(lines) == 0 {
-		return "", cc, false
+	ctx := ShellContext{Cwd: dir, Branch: branch, script: true}
+	if name, lines := recipesOf(s, dir, open); len(lines) > 0 {
+		return []fileRun{{name, ClassifyCommand(strings.Join(lines, "\n"), ctx)}}
 	}
-	cc = ClassifyCommand(strings.Join(lines, "\n"), ShellContext{Cwd: dir, Branch: branch, script: true})
-	return name, cc, true
+	var out []fileRun
+	for _, h := range gitHooks(s, dir, open) {
+		if lang := runsAs(h.text); lang != "" {
+			out = append(out, fileRun{h.name + " hook", classifyProgram(lang, string(h.text), ctx)})
+		}
+	}
+	return out
 }
 
 // scriptOf returns the script file s runs, "" for none, and the
