@@ -28,7 +28,7 @@ func TestGitHooksRun(t *testing.T) {
 	}, 0o755)
 	writeFiles(t, top, map[string]string{
 		"plain/.git/hooks/pre-push": "#!/bin/sh\n" + push, // not executable: git skips it
-		"husky/.husky/pre-commit":   push,                  // husky runs it through .husky/_
+		"husky/.husky/pre-commit":   push,                 // husky runs it through .husky/_
 	}, 0o644)
 	in := func(d string) string { return filepath.Join(top, d) }
 	high := policies.HighRisk

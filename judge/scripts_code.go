@@ -107,38 +107,43 @@ func callArgs(rest string, opened bool) (string, bool) {
 		}
 		rest = rest[i+1:]
 	}
-	depth := 1
-	var quote byte
-	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"' || c == '`':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			if depth--; depth == 0 {
-				return rest[:i], true
-			}
+	end := -1
+	scanCode(rest, func(i int, c byte, depth int) bool {
+		if depth < 0 { // the call's own ")"
+			end = i
 		}
+		return end >= 0
+	})
+	if end < 0 {
+		return "", false
 	}
-	return "", false
+	return rest[:end], true
 }
 
 // topLevel splits a call's arguments at its top-level commas (quotes,
 // brackets and parentheses respected).
 func topLevel(args string) []string {
 	var out []string
-	depth, start := 0, 0
+	start := 0
+	scanCode(args, func(i int, c byte, depth int) bool {
+		if c == ',' && depth == 0 {
+			out = append(out, args[start:i])
+			start = i + 1
+		}
+		return false
+	})
+	return append(out, args[start:])
+}
+
+// scanCode walks code outside its string literals ('…', "…", `…`,
+// backslash escapes respected), calling at with each byte and the
+// bracket depth after it (an opening bracket counts itself, a closing
+// one is below its pair) until at returns true.
+func scanCode(code string, at func(i int, c byte, depth int) bool) {
+	depth := 0
 	var quote byte
-	for i := 0; i < len(args); i++ {
-		c := args[i]
+	for i := 0; i < len(code); i++ {
+		c := code[i]
 		switch {
 		case quote != 0:
 			if c == '\\' {
@@ -146,18 +151,19 @@ func topLevel(args string) []string {
 			} else if c == quote {
 				quote = 0
 			}
+			continue
 		case c == '\'' || c == '"' || c == '`':
 			quote = c
+			continue
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
 			depth--
-		case c == ',' && depth == 0:
-			out = append(out, args[start:i])
-			start = i + 1
+		}
+		if at(i, c, depth) {
+			return
 		}
 	}
-	return append(out, args[start:])
 }
 
 // stringLiterals are the contents of the quoted strings in s ('…',
