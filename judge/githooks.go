@@ -8,22 +8,29 @@ import (
 	"github.com/docket/docket/internal/regular"
 )
 
-// gitCommandHooks are the hooks a git command runs; noVerify are those
-// --no-verify (commit's -n too) skips.
-var (
-	gitCommandHooks = map[string][]string{
-		"commit":      {"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"},
-		"push":        {"pre-push"},
-		"merge":       {"pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-merge"},
-		"pull":        {"pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-merge"},
-		"checkout":    {"post-checkout"},
-		"switch":      {"post-checkout"},
-		"rebase":      {"pre-rebase", "post-rewrite"},
-		"am":          {"applypatch-msg", "pre-applypatch", "post-applypatch"},
-		"cherry-pick": {"prepare-commit-msg", "post-commit"},
+// commandHooks are the hooks the git subcommand sub runs.
+func commandHooks(sub string) []string {
+	switch sub {
+	case "commit":
+		return []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"}
+	case "push":
+		return []string{"pre-push"}
+	case "merge", "pull":
+		return []string{"pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-merge"}
+	case "checkout", "switch":
+		return []string{"post-checkout"}
+	case "rebase":
+		return []string{"pre-rebase", "post-rewrite"}
+	case "am":
+		return []string{"applypatch-msg", "pre-applypatch", "post-applypatch"}
+	case "cherry-pick":
+		return []string{"prepare-commit-msg", "post-commit"}
 	}
-	noVerify = words{"pre-commit", "commit-msg", "pre-push", "pre-merge-commit", "applypatch-msg", "pre-applypatch"}
-)
+	return nil
+}
+
+// noVerify are the hooks --no-verify (commit's -n too) skips.
+var noVerify = words{"pre-commit", "commit-msg", "pre-push", "pre-merge-commit", "applypatch-msg", "pre-applypatch"}
 
 // gitHook is a hook a git command runs: its name and its text.
 type gitHook struct {
@@ -45,7 +52,7 @@ func gitHooks(s Segment, dir string, open func(string) (*os.File, error)) []gitH
 		return nil
 	}
 	sub, rest := subcommand(s.Argv, map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true})
-	names := gitCommandHooks[sub]
+	names := commandHooks(sub)
 	if len(names) == 0 {
 		return nil
 	}
