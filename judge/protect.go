@@ -562,6 +562,10 @@ func (pr Protector) checkShell(line string, cc *CommandClass, cwd string) *Viola
 		}
 		recursive := recursiveReaders.has(name) && (name != "cp" && name != "chmod" && name != "chown" && name != "rm" || hasFlag(s.Argv, "-r", "-R", "--recursive", "-a"))
 		words := pathWords(s)
+		if mounts := bindMounts(s); len(mounts) > 0 {
+			// a container reads all it is given: docker run -v $HOME:/h
+			recursive, words = true, append(words, mounts...)
+		}
 		if recursive && searchesDot(s) {
 			words = append(words, ".")
 		}
@@ -685,6 +689,37 @@ func (pr Protector) gitStages(s Segment, dir string) *Violation {
 }
 
 // searchesDot reports a recursive search given no directory, which
+// bindMounts are the host paths a container command (docker or podman
+// run, create) mounts: -v/--volume SOURCE:…, --mount
+// type=bind,source=SOURCE (src=), and a volume given as a plain path.
+// The host's / is left to the classifier: a container given the whole
+// host is high_risk, a human's to approve (actions.go).
+func bindMounts(s Segment) []string {
+	if n := s.Name(); n != "docker" && n != "podman" && n != "nerdctl" {
+		return nil
+	}
+	if sub, _ := subcommand(s.Argv, map[string]bool{"-H": true, "--host": true, "--context": true, "-c": true, "--config": true, "--log-level": true, "-l": true}); sub != "run" && sub != "create" && sub != "container" {
+		return nil
+	}
+	var out []string
+	for i := 1; i < len(s.Argv); i++ {
+		if v, ok := optionArg(s.Argv, &i, "-v", "--volume"); ok {
+			if src, _, _ := strings.Cut(v, ":"); strings.ContainsAny(src, "/~$.") && src != "/" {
+				out = append(out, src) // a named volume has none of these
+			}
+			continue
+		}
+		if v, ok := optionArg(s.Argv, &i, "--mount"); ok {
+			for _, kv := range strings.Split(v, ",") {
+				if k, val, _ := strings.Cut(kv, "="); (k == "source" || k == "src") && val != "/" {
+					out = append(out, val)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // searches the working directory: grep -r, rg, ag, ack and fd with only
 // a pattern (rg, ag and ack search their input instead when it is a
 // pipe), find with no path before its expression.

@@ -61,6 +61,11 @@ func TestBuiltinProtections(t *testing.T) {
 		// a pattern in the code that names the key without a protected word
 		{"python globs key", "Bash", map[string]any{"command": `python3 -c "import glob; print(open(glob.glob(\"/home/*/.*/st*/d*/k*/h*\")[0]).read())"`}, ProtectShellState},
 		{"node globs key", "Bash", map[string]any{"command": "node -e \"require('fs').readFileSync(require('glob').sync('/home/u/.l*/s*/d*/k*/h*')[0])\""}, ProtectShellState},
+		// a container reads all it is given: a home mounted in reaches the keys
+		{"docker mounts home", "Bash", map[string]any{"command": `docker run --rm -v $HOME:/h alpine sh -c 'cat /h/.*/*/d*/k*/h*'`}, ProtectShellState},
+		{"docker mounts ~", "Bash", map[string]any{"command": `docker run --rm -v ~:/h:ro alpine ls /h`}, ProtectShellState},
+		{"podman --mount /home", "Bash", map[string]any{"command": `podman run --rm --mount type=bind,source=/home,target=/x alpine ls /x`}, ProtectShellState},
+		{"docker mounts the project", "Bash", map[string]any{"command": `docker run --rm -v "$PWD":/src -v ./out:/out -v gocache:/root/.cache golang:1.22 go test ./...`}, ""},
 		{"python reads a project file", "Bash", map[string]any{"command": "python3 -c \"print(open('docs/a.md').read(), open('/etc/hosts').read())\""}, ""},
 		{"redirect into state", "Bash", map[string]any{"command": "echo '{}' > /home/u/.local/state/docket/run/x"}, ProtectShellState},
 		{"input from key", "Bash", map[string]any{"command": "base64 < /home/u/.local/state/docket/keys/hmac.key"}, ProtectShellState},
