@@ -75,7 +75,8 @@ type fileRun struct {
 
 // runsOf classifies what s runs from files: a shell script or a
 // program, the recipes of a makefile's targets or a package.json's
-// scripts (recipes.go), or the hooks a git command runs (githooks.go).
+// scripts (recipes.go), the Go program go run builds, or the hooks a git
+// command runs (githooks.go).
 func runsOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, error), branch string) []fileRun {
 	if script, lang := scriptOf(s); script != "" {
 		if cc, ok := readScript(segs, script, lang, dir, open, branch); ok {
@@ -86,6 +87,9 @@ func runsOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, 
 	ctx := ShellContext{Cwd: dir, Branch: branch, script: true}
 	if name, lines := recipesOf(s, dir, open); len(lines) > 0 {
 		return []fileRun{{name, ClassifyCommand(strings.Join(lines, "\n"), ctx)}}
+	}
+	if name, code := goRunSource(s, dir, open); code != "" {
+		return []fileRun{{name, classifyProgram("go", code, ctx)}}
 	}
 	var out []fileRun
 	for _, h := range gitHooks(s, dir, open) {

@@ -1,8 +1,13 @@
 package judge
 
 import (
+	"os"
 	"path"
+	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/docket/docket/internal/regular"
 )
 
 // interpreterScript returns the script file an interpreter's argv runs
@@ -43,6 +48,9 @@ func interpreterScript(argv []string, flag string) string {
 // computes has no literal and adds nothing: like a shell script's
 // computed commands, it is the author's idiom.
 func codeCommands(cmd, code string) []string {
+	if cmd == "go" {
+		return goCommands(code)
+	}
 	_, marks := interpreterCode(cmd)
 	seen := map[string]bool{}
 	var out []string
@@ -185,4 +193,108 @@ func stringLiterals(s string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// goCommands are the commands Go code starts with literal arguments:
+// exec.Command("git", "push", …) and exec.CommandContext's, each
+// argument a string literal up to the first that is not, and the argv
+// list of syscall.Exec and os.StartProcess.
+func goCommands(code string) []string {
+	var out []string
+	for _, m := range []string{"exec.Command(", "exec.CommandContext(", "syscall.Exec(", "os.StartProcess("} {
+		for rest := code; len(out) < maxCodeCommands; {
+			i := strings.Index(rest, m)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(m):]
+			args, ok := callArgs(rest, true)
+			if !ok {
+				continue
+			}
+			as := topLevel(args)
+			var argv []string
+			switch m {
+			case "exec.CommandContext(":
+				as = as[1:]
+			case "syscall.Exec(", "os.StartProcess(":
+				if len(as) > 1 {
+					argv = stringLiterals(as[1])
+				}
+				as = nil
+			}
+			for _, a := range as {
+				a = strings.TrimSpace(a)
+				lit := stringLiterals(a)
+				if len(lit) != 1 || len(a) != len(lit[0])+2 {
+					break // not a plain literal: the rest is computed
+				}
+				argv = append(argv, lit[0])
+			}
+			if len(argv) > 0 {
+				out = append(out, quoteArgv(argv))
+			}
+		}
+	}
+	return out
+}
+
+// goRunSource returns the source go run builds for s (go run x.go,
+// go run ./cmd/tool, go run .), its .go files (no tests) joined, and a
+// name for the reasons; "" for another command, or a package from
+// elsewhere (go run example.com/tool@latest).
+func goRunSource(s Segment, dir string, open func(string) (*os.File, error)) (name, code string) {
+	if s.Name() != "go" {
+		return "", ""
+	}
+	sub, rest := subcommand(s.Argv, nil)
+	if sub != "run" {
+		return "", ""
+	}
+	var files []string
+	for i := 1; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "-C":
+			if i+1 < len(rest) {
+				dir = under(dir, rest[i+1])
+				i++
+			}
+		case a == "-tags" || a == "-ldflags" || a == "-gcflags" || a == "-mod" || a == "-exec" || a == "-o" || a == "-p" || a == "-pgo" || a == "-overlay" || a == "-modfile":
+			i++
+		case strings.HasPrefix(a, "-"):
+		case strings.HasSuffix(a, ".go"):
+			files = append(files, a)
+			name = a
+		default:
+			if len(files) > 0 || !(a == "." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../")) {
+				i = len(rest) // the program's own arguments, or a package from elsewhere
+				continue
+			}
+			pkg := under(dir, a)
+			names, err := regular.DirNames(pkg)
+			if err != nil {
+				return "", ""
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				if strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+					files = append(files, filepath.Join(pkg, n))
+				}
+			}
+			name = a
+			i = len(rest)
+		}
+	}
+	if dir == "" {
+		return "", ""
+	}
+	var b strings.Builder
+	for _, f := range files {
+		if t, err := regular.ReadFile(open, under(dir, f), maxScript); err == nil && b.Len()+len(t) <= maxScript {
+			b.Write(t)
+			b.WriteByte('\n')
+		}
+	}
+	return path.Base(name), b.String()
 }

@@ -30,12 +30,15 @@ func TestScriptRuns(t *testing.T) {
 		"test.sh": "#!/bin/bash\nset -euo pipefail\ngo vet ./...\ngo test ./...\n",
 		"tool.py": "#!/usr/bin/env python3\nimport os\nos.system('git push -f origin main')\n",
 		// programs in other languages, by the commands their code starts
-		"deploy.py": "import subprocess\nsubprocess.run([\"git\", \"push\", \"--force\", \"origin\", \"main\"], check=True)\n",
-		"ship.js":   "const { spawnSync } = require('child_process');\nspawnSync('git', ['push', '-f', 'origin', 'main']);\n",
-		"build.py":  "import subprocess, sys\nsubprocess.run(['go', 'build', './...'], cwd='/tmp')\nsubprocess.run(sys.argv[1:])\n",
-		"tag.rb":    "branch = 'main'\n`git push origin +#{branch}`\n",
-		"prog":      "\x7fELF\x02\x01\x01\x00git push -f origin main\n",
-		"notes.md":  "git push --force origin main\n",
+		"deploy.py":             "import subprocess\nsubprocess.run([\"git\", \"push\", \"--force\", \"origin\", \"main\"], check=True)\n",
+		"ship.js":               "const { spawnSync } = require('child_process');\nspawnSync('git', ['push', '-f', 'origin', 'main']);\n",
+		"build.py":              "import subprocess, sys\nsubprocess.run(['go', 'build', './...'], cwd='/tmp')\nsubprocess.run(sys.argv[1:])\n",
+		"tag.rb":                "branch = 'main'\n`git push origin +#{branch}`\n",
+		"tools/release/main.go": "package main\n\nimport \"os/exec\"\n\nfunc main() {\n\texec.Command(\"git\", \"push\", \"--force\", \"origin\", \"main\").Run()\n}\n",
+		"tools/release/util.go": "package main\n\nfunc tag(ctx context.Context) { exec.CommandContext(ctx, `git`, \"tag\", version).Run() }\n",
+		"gen.go":                "package main\n\nfunc main() { exec.Command(\"go\", \"generate\", \"./...\").Run(); exec.Command(name, args...).Run() }\n",
+		"prog":                  "\x7fELF\x02\x01\x01\x00git push -f origin main\n",
+		"notes.md":              "git push --force origin main\n",
 	}
 	files["big.sh"] = "#!/bin/sh\n" + strings.Repeat("# padding\n", maxScript/10) + "git push -f origin main\n"
 	writeFiles(t, proj, files, 0o755)
@@ -69,6 +72,10 @@ func TestScriptRuns(t *testing.T) {
 		{"node ship.js", high, "ship.js: git push rewrites"},
 		{"ruby tag.rb", high, "tag.rb: git push"},
 		{"cat > ship2.py <<'EOF'\nimport os\nos.system('git push -f origin main')\nEOF\npython3 ship2.py", high, "ship2.py: git push rewrites"},
+		{"go run ./tools/release", high, "release: git push rewrites"},
+		{"go run tools/release/main.go -v", high, "main.go: git push rewrites"},
+		{"go run gen.go", "", ""},
+		{"go run example.com/tool@latest", "", ""},
 		{"python3 build.py", "", ""},  // literal commands that build; a computed one is the author's
 		{"python3 -m deploy", "", ""}, // a module: not read
 		{"python3 -c 'print(1)' deploy.py", "", ""},
@@ -130,9 +137,10 @@ func writeFiles(t *testing.T, dir string, files map[string]string, mode os.FileM
 // The code reader never fails on odd code: every call's text is cut at
 // its own bounds.
 func FuzzCodeCommands(f *testing.F) {
-	for _, s := range []string{"os.system('x')", "subprocess.run([\"a\", 'b'], check=True)", "spawn('git', ['push'])", "`ls`", "system(\"a\\\"b\"", "execSync(", "subprocess\n(", "Popen(((((", "system('", "x = `"} {
+	for _, s := range []string{"os.system('x')", "subprocess.run([\"a\", 'b'], check=True)", "spawn('git', ['push'])", "`ls`", "system(\"a\\\"b\"", "execSync(", "subprocess\n(", "Popen(((((", "system('", "x = `", "exec.Command(\"git\", x", "exec.CommandContext()", "syscall.Exec(p, []string{\"a\"}"} {
 		f.Add("python3", s)
 		f.Add("perl", s)
+		f.Add("go", s)
 	}
 	f.Fuzz(func(t *testing.T, lang, code string) {
 		for _, line := range codeCommands(lang, code) {
