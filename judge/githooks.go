@@ -32,10 +32,10 @@ func commandHooks(sub string) []string {
 // noVerify are the hooks --no-verify (commit's -n too) skips.
 var noVerify = words{"pre-commit", "commit-msg", "pre-push", "pre-merge-commit", "applypatch-msg", "pre-applypatch"}
 
-// gitHook is a hook a git command runs: its name and its text.
+// gitHook is a hook a git command runs: its name, file and text.
 type gitHook struct {
-	name string
-	text []byte
+	name, path string
+	text       []byte
 }
 
 // gitHooks reads the hooks the git command s runs in the repository
@@ -94,7 +94,7 @@ func gitHooks(s Segment, dir string, open func(string) (*os.File, error)) []gitH
 				}
 			}
 			if b, err := regular.ReadFile(open, f, maxScript); err == nil {
-				out = append(out, gitHook{name, b})
+				out = append(out, gitHook{name, f, b})
 			}
 		}
 	}

@@ -51,6 +51,7 @@ func TestGitHooksRun(t *testing.T) {
 	})
 	checkRuns(t, e, in("husky"), []runCase{
 		{"git commit -m wip", high, "pre-commit hook: git push rewrites"},
+		{"echo 'npx lint-staged' > .husky/pre-commit && git commit -m wip", high, "pre-commit, which this line writes or changes"},
 	})
 	checkRuns(t, e, top, []runCase{
 		{"git -C hookspath push origin feature", high, "pre-push hook"},

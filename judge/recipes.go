@@ -15,17 +15,18 @@ const maxRecipeFile = 1 << 20
 // recipesOf returns the command lines a build tool runs for s, read
 // from the project's own files: make's recipes for its targets (and
 // their prerequisites), npm's, yarn's, pnpm's or bun's script (with its
-// pre and post scripts). name is the file and target for the reasons.
+// pre and post scripts). name is the file and target for the reasons,
+// files the files read (absolute).
 // The line names only the target, and the agent may have written the
 // recipe: `make test` whose recipe pushes is judged by the push.
-func recipesOf(s Segment, dir string, open func(string) (*os.File, error)) (name string, lines []string) {
+func recipesOf(s Segment, dir string, open func(string) (*os.File, error)) (name string, files, lines []string) {
 	switch s.Name() {
 	case "make", "gmake":
 		return makeRecipes(s, dir, open)
 	case "npm", "yarn", "pnpm", "bun":
 		return packageScripts(s.Argv, dir, open)
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 // makeRecipes reads the makefile make would (-f, -C, else GNUmakefile,
@@ -33,7 +34,7 @@ func recipesOf(s Segment, dir string, open func(string) (*os.File, error)) (name
 // (the first target when none), with their prerequisites' first.
 // Variables stay as written: a recipe's computed commands are its
 // author's idiom (script mode). Included makefiles are not read.
-func makeRecipes(s Segment, dir string, open func(string) (*os.File, error)) (string, []string) {
+func makeRecipes(s Segment, dir string, open func(string) (*os.File, error)) (name string, files, lines []string) {
 	argv := s.Argv
 	var file string
 	var goals []string
@@ -62,7 +63,7 @@ func makeRecipes(s Segment, dir string, open func(string) (*os.File, error)) (st
 		}
 	}
 	if dir == "" || strings.ContainsAny(file, "$`~") {
-		return "", nil
+		return "", nil, nil
 	}
 	var b []byte
 	switch {
@@ -70,33 +71,35 @@ func makeRecipes(s Segment, dir string, open func(string) (*os.File, error)) (st
 		b = []byte(s.Stdin) // make -f - <<EOF
 	case file != "":
 		b, _ = regular.ReadFile(open, under(dir, file), maxRecipeFile)
+		files = append(files, under(dir, file))
 	default:
 		for _, f := range []string{"GNUmakefile", "makefile", "Makefile"} {
 			var err error
 			if b, err = regular.ReadFile(open, filepath.Join(dir, f), maxRecipeFile); err == nil {
 				file = f
+				files = append(files, filepath.Join(dir, f))
 				break
 			}
 		}
 	}
 	if len(b) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	text := string(b)
 	// a plain-named include (one level: what the validators hold to HEAD)
 	for _, inc := range makeIncludes(text) {
 		if ib, err := regular.ReadFile(open, under(dir, inc), maxRecipeFile); err == nil {
 			text += "\n" + string(ib)
+			files = append(files, under(dir, inc))
 		}
 	}
 	rules, first := parseMakefile(text)
 	if len(goals) == 0 {
 		if first == "" {
-			return "", nil
+			return "", nil, nil
 		}
 		goals = []string{first}
 	}
-	var lines []string
 	seen := map[string]bool{}
 	var walk func(t string, depth int)
 	walk = func(t string, depth int) {
@@ -121,7 +124,7 @@ func makeRecipes(s Segment, dir string, open func(string) (*os.File, error)) (st
 	if file == "" || file == "-" {
 		file = "makefile"
 	}
-	return filepath.Base(file) + " " + strings.Join(goals, " "), lines
+	return filepath.Base(file) + " " + strings.Join(goals, " "), files, lines
 }
 
 // makeIncludes are the files a makefile's include, -include and
@@ -248,7 +251,7 @@ func recipeLine(l string) string {
 // x) with its pre and post scripts, or the project's own install
 // scripts for an install of its dependencies (npm install, npm ci);
 // name is "package.json NAME".
-func packageScripts(argv []string, dir string, open func(string) (*os.File, error)) (string, []string) {
+func packageScripts(argv []string, dir string, open func(string) (*os.File, error)) (name string, files, lines []string) {
 	var words []string
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
@@ -267,14 +270,14 @@ func packageScripts(argv []string, dir string, open func(string) (*os.File, erro
 		}
 	}
 	if len(words) == 0 || dir == "" {
-		return "", nil
+		return "", nil, nil
 	}
 	script := ""
 	var lifecycle []string
 	switch words[0] {
 	case "install", "i", "ci", "add":
 		if len(words) > 1 && words[0] != "ci" {
-			return "", nil // packages named: their scripts are theirs
+			return "", nil, nil // packages named: their scripts are theirs
 		}
 		script = "install"
 		lifecycle = []string{"preinstall", "install", "postinstall", "prepare"}
@@ -290,31 +293,34 @@ func packageScripts(argv []string, dir string, open func(string) (*os.File, erro
 		}
 	default:
 		if argv[0] == "npm" || strings.HasSuffix(argv[0], "/npm") {
-			return "", nil // npm's own commands (install, publish, …)
+			return "", nil, nil // npm's own commands (install, publish, …)
 		}
 		script = words[0] // yarn build, pnpm lint, bun x: a script when package.json has one
 	}
 	if script == "" {
-		return "", nil
+		return "", nil, nil
 	}
-	b, err := regular.ReadFile(open, filepath.Join(dir, "package.json"), maxRecipeFile)
+	pj := filepath.Join(dir, "package.json")
+	b, err := regular.ReadFile(open, pj, maxRecipeFile)
 	if err != nil {
-		return "", nil
+		return "", nil, nil
 	}
 	var pkg struct {
 		Scripts map[string]string `json:"scripts"`
 	}
 	if json.Unmarshal(b, &pkg) != nil {
-		return "", nil
+		return "", nil, nil
 	}
 	if script != "install" {
 		lifecycle = []string{"pre" + script, script, "post" + script}
 	}
-	var lines []string
 	for _, k := range lifecycle {
 		if l, ok := pkg.Scripts[k]; ok {
 			lines = append(lines, l)
 		}
 	}
-	return "package.json " + script, lines
+	if len(lines) == 0 {
+		return "", nil, nil
+	}
+	return "package.json " + script, []string{pj}, lines
 }

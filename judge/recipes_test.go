@@ -40,6 +40,9 @@ func TestRecipeRuns(t *testing.T) {
 		{"make -C inc", high, "Makefile all: git push"},
 		{"make -C shell", high, "Makefile all: git push"},
 		{"make -f - all <<'EOF'\nall:\n\tgit push -f origin main\nEOF", high, "makefile all: git push"},
+		// a recipe file the same line changes
+		{"printf 'test:\\n\\tgo test ./...\\n' > Makefile && make test", high, "Makefile, which this line writes or changes"},
+		{"cp /tmp/pkg.json package.json && npm run build", high, "package.json, which this line writes or changes"},
 		// alike, and not
 		{"make", "", ""},
 		{"make vet", "", ""},

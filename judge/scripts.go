@@ -3,10 +3,9 @@ package judge
 import (
 	"bytes"
 	"errors"
-	"io/fs"
 	"os"
 	"path"
-	"slices"
+	"path/filepath"
 	"strings"
 
 	"github.com/docket/docket/internal/regular"
@@ -85,19 +84,41 @@ func runsOf(segs []Segment, s Segment, dir string, open func(string) (*os.File, 
 		return nil
 	}
 	ctx := ShellContext{Cwd: dir, Branch: branch, script: true}
-	if name, lines := recipesOf(s, dir, open); len(lines) > 0 {
+	if name, files, lines := recipesOf(s, dir, open); name != "" {
+		if r, changed := changedRun(segs, name, files); changed {
+			return []fileRun{r}
+		}
 		return []fileRun{{name, ClassifyCommand(strings.Join(lines, "\n"), ctx)}}
 	}
-	if name, code := goRunSource(s, dir, open); code != "" {
+	if name, files, code := goRunSource(s, dir, open); name != "" {
+		if r, changed := changedRun(segs, name, files); changed {
+			return []fileRun{r}
+		}
 		return []fileRun{{name, classifyProgram("go", code, ctx)}}
 	}
 	var out []fileRun
 	for _, h := range gitHooks(s, dir, open) {
-		if lang := runsAs(h.text); lang != "" {
+		if r, changed := changedRun(segs, h.name+" hook", []string{h.path}); changed {
+			out = append(out, r)
+		} else if lang := runsAs(h.text); lang != "" {
 			out = append(out, fileRun{h.name + " hook", classifyProgram(lang, string(h.text), ctx)})
 		}
 	}
 	return out
+}
+
+// changedRun is a high_risk run for files the segment runs that a
+// segment of the same line writes or changes: what is read now is not
+// what runs.
+func changedRun(segs []Segment, name string, files []string) (fileRun, bool) {
+	for _, f := range files {
+		if _, changed := changedOnLine(segs, f); changed {
+			var cc CommandClass
+			cc.raise(policies.HighRisk, "runs "+filepath.Base(f)+", which this line writes or changes: what it runs is not on the line")
+			return fileRun{name, cc}, true
+		}
+	}
+	return fileRun{}, false
 }
 
 // scriptOf returns the script file s runs, "" for none, and the
@@ -136,27 +157,30 @@ func scriptOf(s Segment) (script, lang string) {
 // readScript classifies the script at script (relative to dir) in lang
 // (scriptOf), which a segment of segs runs: a shell script as its lines,
 // another program by the commands its code starts (codeCommands). ok is
-// false when there is nothing to judge: no such file the line makes, or
-// a program no shell or known interpreter runs.
+// false when there is nothing to judge: no such file, or a program no
+// shell or known interpreter runs. A script whose name is computed when
+// the line runs, or one the line itself writes or changes, is judged
+// before any file is read (changedOnLine).
 func readScript(segs []Segment, script, lang, dir string, open func(string) (*os.File, error), branch string) (cc CommandClass, ok bool) {
+	if computed(script) {
+		cc.raise(policies.HighRisk, "runs a script whose name is computed when the line runs ("+script+")")
+		return cc, true
+	}
 	full := under(dir, script)
 	if full == "" || strings.ContainsAny(script, "$`~") {
 		return cc, false // a path only the shell knows ($NVM_DIR/nvm.sh)
 	}
 	ctx := ShellContext{Cwd: dir, Branch: branch}
-	b, err := regular.ReadFile(open, full, maxScript)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		w, made := madeOnLine(segs, script)
-		if !made {
-			return cc, false // it fails to run
-		}
+	if w, changed := changedOnLine(segs, full); changed {
 		if w.Here && lang != "" {
 			// the agent's own script, whole on the line
 			return classifyProgram(lang, w.Stdin, ctx), true
 		}
-		cc.raise(policies.HighRisk, "runs a script this line makes: what it runs is not on the line")
+		cc.raise(policies.HighRisk, "runs a script this line writes or changes: what it runs is not on the line")
 		return cc, true
+	}
+	b, err := regular.ReadFile(open, full, maxScript)
+	switch {
 	case errors.Is(err, regular.ErrTooLarge):
 		cc.raise(policies.HighRisk, "runs a script too large to judge (over 4 MiB)")
 		return cc, true
@@ -165,7 +189,7 @@ func readScript(segs []Segment, script, lang, dir string, open func(string) (*os
 		cc.raise(policies.HighRisk, "runs a script that is no regular file: what it runs is not on the line")
 		return cc, true
 	case err != nil:
-		return cc, false // unreadable: the shell cannot read it either
+		return cc, false // no such file, or unreadable: the shell cannot run it either
 	}
 	if lang == "" {
 		if lang = runsAs(b); lang == "" {
@@ -185,21 +209,34 @@ func classifyProgram(lang, text string, ctx ShellContext) CommandClass {
 	return ClassifyCommand(strings.Join(codeCommands(lang, text), "\n"), ctx)
 }
 
-// madeOnLine reports whether a segment of segs makes the file script:
-// w is the one that writes it by a redirection (its here-document is
-// the script), else a file maker that names it (cp, curl -o, tee).
-func madeOnLine(segs []Segment, script string) (w Segment, made bool) {
+// changedOnLine reports whether a segment of segs writes or changes
+// the file at full (an absolute path), which another segment of the
+// same line then runs: the file read now is not the one that runs. w is
+// the segment that writes it by a redirection (its here-document is the
+// new file); a file maker or changer that names it (cp, curl -o, tee,
+// sed -i, an interpreter) changes it too. Words are resolved from each
+// segment's directory, so ./s.sh and s.sh are one file.
+func changedOnLine(segs []Segment, full string) (w Segment, changed bool) {
 	for _, s := range segs {
-		if slices.Contains(s.Redirects, script) {
-			return s, true
+		dir := s.Cwd
+		for _, r := range s.Redirects {
+			if under(dir, r) == full {
+				return s, true
+			}
 		}
 	}
 	for _, s := range segs {
-		if !fileMakers.has(s.Name()) {
+		if !fileChangers.has(s.Name()) && !isInterpreterName(s.Name()) {
 			continue
 		}
+		if script, _ := scriptOf(s); script != "" && under(s.Cwd, script) == full {
+			continue // it runs the file (bash s.sh), which changes nothing
+		}
 		for _, a := range s.Argv[1:] {
-			if a == script || strings.HasSuffix(a, "="+script) {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				a = v // --output=FILE, of=FILE
+			}
+			if under(s.Cwd, a) == full {
 				return Segment{}, true
 			}
 		}
@@ -207,8 +244,10 @@ func madeOnLine(segs []Segment, script string) (w Segment, made bool) {
 	return Segment{}, false
 }
 
-// fileMakers write a file their words name: a copy, a link, a download.
-var fileMakers = words{"cp", "mv", "install", "ln", "tee", "curl", "wget", "rsync", "scp", "sftp", "dd", "rclone", "gsutil", "aws", "unzip", "tar", "base64", "xxd", "openssl", "gpg"}
+// fileChangers write or change a file their words name: a copy, a link,
+// a download, an edit in place.
+var fileChangers = words{"cp", "mv", "install", "ln", "tee", "curl", "wget", "rsync", "scp", "sftp", "dd", "rclone", "gsutil", "aws", "unzip", "tar", "base64", "xxd", "openssl", "gpg",
+	"sed", "gsed", "ed", "ex", "vi", "vim", "nvim", "patch", "truncate", "sponge"}
 
 // runsAs returns what runs a file run as a program: "sh" for a #!
 // naming a shell (directly or through env) or for no #! and text

@@ -240,18 +240,18 @@ func goCommands(code string) []string {
 }
 
 // goRunSource returns the source go run builds for s (go run x.go,
-// go run ./cmd/tool, go run .), its .go files (no tests) joined, and a
-// name for the reasons; "" for another command, or a package from
-// elsewhere (go run example.com/tool@latest).
-func goRunSource(s Segment, dir string, open func(string) (*os.File, error)) (name, code string) {
+// go run ./cmd/tool, go run .), its .go files (no tests, absolute) and
+// their text joined, and a name for the reasons; "" for another
+// command, or a package from elsewhere (go run example.com/tool@latest).
+func goRunSource(s Segment, dir string, open func(string) (*os.File, error)) (name string, files []string, code string) {
 	if s.Name() != "go" {
-		return "", ""
+		return "", nil, ""
 	}
 	sub, rest := subcommand(s.Argv, nil)
 	if sub != "run" {
-		return "", ""
+		return "", nil, ""
 	}
-	var files []string
+	var named []string
 	for i := 1; i < len(rest); i++ {
 		a := rest[i]
 		switch {
@@ -264,37 +264,39 @@ func goRunSource(s Segment, dir string, open func(string) (*os.File, error)) (na
 			i++
 		case strings.HasPrefix(a, "-"):
 		case strings.HasSuffix(a, ".go"):
-			files = append(files, a)
+			named = append(named, a)
 			name = a
 		default:
-			if len(files) > 0 || !(a == "." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../")) {
+			if len(named) > 0 || !(a == "." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../")) {
 				i = len(rest) // the program's own arguments, or a package from elsewhere
 				continue
 			}
 			pkg := under(dir, a)
 			names, err := regular.DirNames(pkg)
 			if err != nil {
-				return "", ""
+				return "", nil, ""
 			}
 			sort.Strings(names)
 			for _, n := range names {
 				if strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
-					files = append(files, filepath.Join(pkg, n))
+					named = append(named, filepath.Join(pkg, n))
 				}
 			}
 			name = a
 			i = len(rest)
 		}
 	}
-	if dir == "" {
-		return "", ""
+	if dir == "" || len(named) == 0 {
+		return "", nil, ""
 	}
 	var b strings.Builder
-	for _, f := range files {
-		if t, err := regular.ReadFile(open, under(dir, f), maxScript); err == nil && b.Len()+len(t) <= maxScript {
+	for _, f := range named {
+		f = under(dir, f)
+		files = append(files, f)
+		if t, err := regular.ReadFile(open, f, maxScript); err == nil && b.Len()+len(t) <= maxScript {
 			b.Write(t)
 			b.WriteByte('\n')
 		}
 	}
-	return path.Base(name), b.String()
+	return path.Base(name), files, b.String()
 }
