@@ -539,8 +539,21 @@ func strip(raw []string) Segment {
 				words = words[:i]
 			}
 			s.XArgs = true
-		case w == "nohup" || w == "time" || w == "command" || w == "exec" || w == "builtin" || w == "stdbuf" || w == "unbuffer" || w == "caffeinate":
-			words = skipFlags(words[1:], map[string]bool{"-i": true, "-o": true, "-e": true})
+		case w == "nohup" || w == "time" || w == "command" || w == "exec" || w == "builtin" || w == "stdbuf" || w == "unbuffer" || w == "caffeinate" || w == "chronic" || w == "fakeroot":
+			words = skipFlags(words[1:], map[string]bool{"-i": true, "-o": true, "-e": true, "-a": true}) // exec -a NAME
+		case w == "strace" || w == "ltrace":
+			rest := skipFlags(words[1:], map[string]bool{"-o": true, "-e": true, "-p": true, "-s": true, "-u": true, "-E": true, "-P": true})
+			if hasFlag(words[:len(words)-len(rest)], "-p") || len(rest) == 0 {
+				s.Argv = words // attached to a running process: no command
+				return s
+			}
+			words = rest
+		case w == "faketime" || w == "cpulimit":
+			rest := skipFlags(words[1:], map[string]bool{"-f": true, "-l": true, "--limit": true, "-p": true, "-e": true})
+			if w == "faketime" && len(rest) > 0 {
+				rest = rest[1:] // the time
+			}
+			words = rest
 		case w == "nice" || w == "ionice":
 			words = skipFlags(words[1:], map[string]bool{"-n": true, "-c": true})
 		case w == "timeout":
@@ -818,6 +831,8 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 		c.raise(policies.HighRisk, name+" changes the system")
 	case (name == "at" || name == "batch") && !hasFlag(argv, "-l", "-r", "-d", "-c"):
 		c.raise(policies.HighRisk, name+" schedules commands that run later, past the judge")
+	case name == "systemd-run":
+		c.raise(policies.HighRisk, "systemd-run runs a command as a unit of its own, outside this session, past the judge")
 	case name == "screen" && screenSends(argv[1:]):
 		c.raise(policies.HighRisk, "screen -X sends input to a running session, past the judge")
 	case name == "tmux":

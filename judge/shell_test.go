@@ -289,6 +289,12 @@ func TestClassifyWrappedCommands(t *testing.T) {
 		{`screen -S x -X stuff "git push -f origin main"`, high, "sends input to a running session"},
 		{`at now <<< "git push -f origin main"`, high, "schedules commands"},
 		{`echo "git push -f origin main" | batch`, high, "schedules commands"},
+		{"exec -a build git push -f origin main", high, push},
+		{"chronic git push -f origin main", high, push},
+		{"strace -f -o /tmp/t git push -f origin main", high, push},
+		{"faketime '2020-01-01' git push -f origin main", high, push},
+		{"cpulimit -l 50 -- git push -f origin main", high, push},
+		{"systemd-run --user --on-active=60 git status", high, "systemd-run runs a command"},
 		// alike, and not
 		{"if [ -f go.mod ]; then echo yes; fi", ro, ""},
 		{"for f in *.go; do wc -l $f; done", ro, ""},
@@ -296,6 +302,7 @@ func TestClassifyWrappedCommands(t *testing.T) {
 		{"flock /tmp/l make test", rw, ""},
 		{"at -l", rw, ""},
 		{"tmux ls", ro, ""},
+		{"strace -p 1234", rw, ""},
 	})
 }
 
