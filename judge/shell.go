@@ -924,17 +924,12 @@ func classifySegment(c *CommandClass, s Segment, ctx ShellContext, depth int) {
 	}
 }
 
+// flagValue is the value of argv's first option among flags (optionArg),
+// "" for none.
 func flagValue(argv []string, flags ...string) string {
-	for i, a := range argv {
-		for _, f := range flags {
-			switch {
-			case a == f && i+1 < len(argv):
-				return argv[i+1]
-			case strings.HasPrefix(a, f+"="):
-				return a[len(f)+1:]
-			case len(f) == 2 && strings.HasPrefix(a, f) && len(a) > 2 && f[1] != '-':
-				return a[2:]
-			}
+	for i := 0; i < len(argv); i++ {
+		if v, ok := optionArg(argv, &i, flags...); ok {
+			return v
 		}
 	}
 	return ""

@@ -83,7 +83,7 @@ func optionArg(args []string, i *int, names ...string) (string, bool) {
 		case a == n && *i+1 < len(args):
 			*i++
 			return args[*i], true
-		case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
+		case strings.HasPrefix(a, n+"="):
 			return a[len(n)+1:], true
 		case len(n) == 2 && n[1] != '-' && len(a) > 2 && strings.HasPrefix(a, n):
 			return a[2:], true
